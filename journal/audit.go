@@ -1,0 +1,91 @@
+package journal
+
+import (
+	"fmt"
+)
+
+// Span is a run of consecutive positions written while one epoch was in
+// force, with its holder ("" while the epoch was revoked and nobody held it).
+type Span struct {
+	Epoch  int64
+	Holder string
+	From   int64 // first position
+	To     int64 // last position
+}
+
+// Report is what an audit proved.
+type Report struct {
+	World   string
+	Entries int64
+	// Spans cover every position from 1 to Final.Position in order: for each
+	// position, the epoch and holder that held the write lease.
+	Spans []Span
+	Final State
+	// Violation is the first entry that broke the chain or the lease rules;
+	// nil when the whole journal verified. Nothing after it is trusted.
+	Violation *Violation
+}
+
+// OK reports whether the journal verified.
+func (r Report) OK() bool { return r.Violation == nil }
+
+// Auditor verifies a journal entry by entry: the hash chain, the canonical
+// encoding, the lease fold, and that append.rejected is journaled at most
+// once per holder per epoch. Feed it entries in order with Add.
+type Auditor struct {
+	rep      Report
+	rejected map[string]bool // holders with an append.rejected in the current epoch
+	epoch    int64
+}
+
+// NewAuditor returns an empty Auditor.
+func NewAuditor() *Auditor { return &Auditor{rejected: map[string]bool{}} }
+
+// Add folds e into the audit. After the first violation it returns that
+// violation for every call and folds nothing more.
+func (a *Auditor) Add(e *Entry) error {
+	if a.rep.Violation != nil {
+		return a.rep.Violation
+	}
+	n, err := Fold(a.rep.Final, e)
+	if err != nil {
+		v, _ := err.(*Violation)
+		a.rep.Violation = v
+		return v
+	}
+	if n.Epoch != a.epoch {
+		a.epoch, a.rejected = n.Epoch, map[string]bool{}
+	}
+	if e.Kind == KindRejected {
+		var p Rejected
+		_ = decodeStrict(e.Payload, &p) // Fold has decoded it already
+		if a.rejected[p.Holder] {
+			a.rep.Violation = &Violation{World: e.World, Position: e.Position, Rule: "rejection_flood",
+				Detail: fmt.Sprintf("second append.rejected for %q in epoch %d", p.Holder, n.Epoch)}
+			return a.rep.Violation
+		}
+		a.rejected[p.Holder] = true
+	}
+	a.rep.World, a.rep.Final = n.World, n
+	a.rep.Entries++
+	if k := len(a.rep.Spans); k > 0 && a.rep.Spans[k-1].Epoch == n.Epoch && a.rep.Spans[k-1].Holder == n.Holder {
+		a.rep.Spans[k-1].To = n.Position
+	} else {
+		a.rep.Spans = append(a.rep.Spans, Span{Epoch: n.Epoch, Holder: n.Holder, From: n.Position, To: n.Position})
+	}
+	return nil
+}
+
+// Report returns what the audit proved so far.
+func (a *Auditor) Report() Report { return a.rep }
+
+// Audit verifies entries in order.
+func Audit(entries []Entry) Report {
+	a := NewAuditor()
+	for i := range entries {
+		if a.Add(&entries[i]) != nil {
+			break
+		}
+	}
+	return a.Report()
+}

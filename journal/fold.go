@@ -1,0 +1,188 @@
+package journal
+
+import (
+	"github.com/leasehold/leasehold/lease"
+
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// State is the lease state of a world after some prefix of its journal. It
+// is derived purely by Fold; a driver's materialized head row holds the same
+// fields and must agree with the fold at every position.
+type State struct {
+	World     string
+	Position  int64     // last position; 0 for an empty journal
+	LastHash  []byte    // Hash of the entry at Position
+	LastTime  time.Time // StoreTime of the entry at Position
+	Epoch     int64     // current epoch; 0 before the first grant
+	Holder    string    // current holder; "" when nobody holds the lease
+	Term      time.Duration
+	ExpiresAt time.Time // on the store clock; meaningful only while Holder != ""
+	GrantedAt int64     // position of the entry that started Epoch
+}
+
+// Held reports whether some holder holds the lease (it may have expired).
+func (s State) Held() bool { return s.Holder != "" }
+
+// Expired reports whether the lease has expired at store time now. A lease is
+// live while now < ExpiresAt, the same comparison the drivers write in SQL
+// (expires_at > $now).
+func (s State) Expired(now time.Time) bool { return !now.Before(s.ExpiresAt) }
+
+// Equal reports whether two states agree in every field.
+func (s State) Equal(o State) bool {
+	return s.World == o.World && s.Position == o.Position && bytes.Equal(s.LastHash, o.LastHash) &&
+		s.LastTime.Equal(o.LastTime) && s.Epoch == o.Epoch && s.Holder == o.Holder &&
+		s.Term == o.Term && s.ExpiresAt.Equal(o.ExpiresAt) && s.GrantedAt == o.GrantedAt
+}
+
+func (s State) String() string {
+	return fmt.Sprintf("world=%s position=%d epoch=%d holder=%q expires=%s granted_at=%d",
+		s.World, s.Position, s.Epoch, s.Holder, s.ExpiresAt.Format(time.RFC3339Nano), s.GrantedAt)
+}
+
+// Violation is an entry that cannot follow the state before it: a broken
+// hash chain, a write under a non-current epoch, a lease change that the
+// store could not have granted. It unwraps to lease.ErrCorrupt.
+type Violation struct {
+	World    string
+	Position int64
+	Rule     string // short machine-readable name, e.g. "hash_chain", "stale_epoch"
+	Detail   string
+}
+
+func (v *Violation) Error() string {
+	return fmt.Sprintf("journal %s position %d: %s: %s", v.World, v.Position, v.Rule, v.Detail)
+}
+
+// Unwrap makes errors.Is(v, lease.ErrCorrupt) true.
+func (v *Violation) Unwrap() error { return lease.ErrCorrupt }
+
+// Fold applies e to s and returns the next state, or a *Violation naming why
+// e cannot follow s. It checks the chain (position, previous hash, hash, non
+// decreasing store time) and the lease rules of SPEC §4. Fold is the single
+// definition of lease state; the planner builds every entry through it.
+func Fold(s State, e *Entry) (State, error) {
+	bad := func(rule, format string, args ...any) (State, error) {
+		return s, &Violation{World: e.World, Position: e.Position, Rule: rule, Detail: fmt.Sprintf(format, args...)}
+	}
+	if s.Position > 0 && e.World != s.World {
+		return bad("world", "entry of world %q in journal of %q", e.World, s.World)
+	}
+	if e.Position != s.Position+1 {
+		return bad("position", "expected position %d", s.Position+1)
+	}
+	if !bytes.Equal(e.PrevHash, s.LastHash) {
+		return bad("hash_chain", "prev_hash %x does not match hash %x of position %d", e.PrevHash, s.LastHash, s.Position)
+	}
+	if !HashValid(e) {
+		return bad("hash", "hash %x does not match the entry's canonical encoding", e.Hash)
+	}
+	if e.StoreTime.Before(s.LastTime) {
+		return bad("store_time", "store time %s is before position %d's %s", e.StoreTime.Format(time.RFC3339Nano), s.Position, s.LastTime.Format(time.RFC3339Nano))
+	}
+	if err := ValidateKind(e.Kind, true); err != nil {
+		return bad("kind", "%v", err)
+	}
+	n := s
+	n.World, n.Position, n.LastHash, n.LastTime = e.World, e.Position, e.Hash, e.StoreTime
+	now := e.StoreTime
+
+	switch e.Kind {
+	case KindGranted:
+		var p Granted
+		if err := decodeStrict(e.Payload, &p); err != nil {
+			return bad("payload", "lease.granted: %v", err)
+		}
+		switch {
+		case s.Held():
+			return bad("grant_while_held", "granted to %q while %q holds epoch %d", p.Holder, s.Holder, s.Epoch)
+		case p.Epoch != s.Epoch+1:
+			return bad("stale_epoch", "granted epoch %d, expected %d", p.Epoch, s.Epoch+1)
+		case p.Holder == "" || p.TermMS <= 0:
+			return bad("payload", "lease.granted needs a holder and a positive term")
+		case p.GrantedAtPosition != e.Position:
+			return bad("payload", "granted_at_position %d is not the entry's position", p.GrantedAtPosition)
+		}
+		n.Epoch, n.Holder, n.Term, n.GrantedAt = p.Epoch, p.Holder, termOf(p.TermMS), e.Position
+		n.ExpiresAt = now.Add(n.Term)
+	case KindRenewed:
+		var p Renewed
+		if err := decodeStrict(e.Payload, &p); err != nil {
+			return bad("payload", "lease.renewed: %v", err)
+		}
+		if reason := s.writeRefusal(e.Holder, p.Epoch, now); reason != "" {
+			return bad(string(reason), "renewal by %q under epoch %d refused (current %s)", e.Holder, p.Epoch, s)
+		}
+		if p.TermMS <= 0 {
+			return bad("payload", "lease.renewed needs a positive term")
+		}
+		n.Term = termOf(p.TermMS)
+		n.ExpiresAt = now.Add(n.Term)
+	case KindRevoked:
+		var p Revoked
+		if err := decodeStrict(e.Payload, &p); err != nil {
+			return bad("payload", "lease.revoked: %v", err)
+		}
+		switch {
+		case !s.Held():
+			return bad("revoked", "revoke of epoch %d that nobody holds", p.Epoch)
+		case p.Epoch != s.Epoch || p.Holder != s.Holder:
+			return bad("stale_epoch", "revoke of %q epoch %d, current is %q epoch %d", p.Holder, p.Epoch, s.Holder, s.Epoch)
+		case p.Reason == ReasonExpiry && !s.Expired(now):
+			return bad("not_expired", "expiry revoke at %s before the lease expires at %s", now.Format(time.RFC3339Nano), s.ExpiresAt.Format(time.RFC3339Nano))
+		}
+		n.Holder, n.ExpiresAt = "", time.Time{}
+	case KindHandedOff:
+		var p HandedOff
+		if err := decodeStrict(e.Payload, &p); err != nil {
+			return bad("payload", "lease.handed_off: %v", err)
+		}
+		if reason := s.writeRefusal(p.From, s.Epoch, now); reason != "" {
+			return bad(string(reason), "handoff from %q refused (current %s)", p.From, s)
+		}
+		switch {
+		case p.Epoch != s.Epoch+1:
+			return bad("stale_epoch", "handed off to epoch %d, expected %d", p.Epoch, s.Epoch+1)
+		case p.To == "" || p.To == p.From || p.TermMS <= 0:
+			return bad("payload", "lease.handed_off needs a new holder other than %q and a positive term", p.From)
+		}
+		n.Epoch, n.Holder, n.Term, n.GrantedAt = p.Epoch, p.To, termOf(p.TermMS), e.Position
+		n.ExpiresAt = now.Add(n.Term)
+	case KindRejected:
+		var p Rejected
+		if err := decodeStrict(e.Payload, &p); err != nil {
+			return bad("payload", "append.rejected: %v", err)
+		}
+		if !p.Reason.Journaled() {
+			return bad("payload", "append.rejected with reason %q that is never journaled", p.Reason)
+		}
+	default: // a data entry: the append rule, minus seen_position (not journaled)
+		if reason := s.writeRefusal(e.Holder, e.Epoch, now); reason != "" {
+			return bad(string(reason), "%s by %q under epoch %d (current %s)", e.Kind, e.Holder, e.Epoch, s)
+		}
+	}
+	if e.Epoch != n.Epoch || e.Holder != n.Holder {
+		return bad("lease_fields", "entry says epoch %d holder %q, lease in force is epoch %d holder %q", e.Epoch, e.Holder, n.Epoch, n.Holder)
+	}
+	return n, nil
+}
+
+// writeRefusal is the part of the append rule the journal itself proves:
+// the epoch is current, someone holds it, the writer is that holder, and the
+// lease is live at store time now. It returns "" when the write may go in.
+func (s State) writeRefusal(holder string, epoch int64, now time.Time) Reason {
+	switch {
+	case epoch != s.Epoch:
+		return ReasonStaleEpoch
+	case !s.Held():
+		return ReasonRevoked
+	case holder != s.Holder:
+		return ReasonNotHolder
+	case s.Expired(now):
+		return ReasonExpired
+	}
+	return ""
+}

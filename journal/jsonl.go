@@ -1,0 +1,210 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// The JSONL export format: one entry per line, each line ending in "\n",
+// fields exactly these (unknown fields are refused on import):
+//
+//	{"world":"w1","position":1,"epoch":1,"kind":"lease.granted","holder":"home-1","key":"",
+//	 "payload":{…compact JSON…},"store_time":"2026-11-30T09:00:00.123456Z",
+//	 "prev_hash":"","hash":"<64 hex>","signature":""}
+//
+// payload is embedded verbatim (it is stored compact), so the canonical bytes
+// and therefore the hash survive a round trip; hashes and signatures are hex.
+type jsonlEntry struct {
+	World     *string          `json:"world"`
+	Position  *int64           `json:"position"`
+	Epoch     *int64           `json:"epoch"`
+	Kind      *string          `json:"kind"`
+	Holder    *string          `json:"holder"`
+	Key       *string          `json:"key"`
+	Payload   *json.RawMessage `json:"payload"`
+	StoreTime *string          `json:"store_time"`
+	PrevHash  *string          `json:"prev_hash"`
+	Hash      *string          `json:"hash"`
+	Signature *string          `json:"signature"`
+}
+
+// storeTimeLayout always prints six fractional digits: store times have
+// microsecond resolution.
+const storeTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// MaxJSONLLine bounds one line of an import: the largest payload plus room
+// for the other fields. A longer line is refused, never truncated.
+const MaxJSONLLine = MaxPayloadBytes + 4096
+
+// Writer writes entries as JSONL.
+type Writer struct {
+	enc *json.Encoder
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // payload bytes must pass through unchanged
+	return &Writer{enc: enc}
+}
+
+// Write writes one entry and its newline.
+func (w *Writer) Write(e *Entry) error {
+	payload := json.RawMessage(e.Payload)
+	kind, st := string(e.Kind), e.StoreTime.UTC().Format(storeTimeLayout)
+	ph, h, sig := hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash), hex.EncodeToString(e.Signature)
+	return w.enc.Encode(jsonlEntry{World: &e.World, Position: &e.Position, Epoch: &e.Epoch, Kind: &kind,
+		Holder: &e.Holder, Key: &e.Key, Payload: &payload, StoreTime: &st, PrevHash: &ph, Hash: &h, Signature: &sig})
+}
+
+// LineError is a JSONL line that could not be read as an entry: torn,
+// malformed, missing a field or carrying an unknown one. It unwraps to
+// lease.ErrCorrupt and names the 1-based line number.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+// Unwrap returns both the cause and lease.ErrCorrupt.
+func (e *LineError) Unwrap() []error { return []error{e.Err, lease.ErrCorrupt} }
+
+// Reader reads JSONL entries, one per line, refusing anything it cannot
+// account for. It checks each line's form only; chain and lease rules are the
+// Auditor's.
+type Reader struct {
+	r    *bufio.Reader
+	line int
+}
+
+// NewReader returns a Reader on r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Line returns the number of the line last read.
+func (r *Reader) Line() int { return r.line }
+
+// Next returns the next entry, io.EOF at a clean end, or a *LineError.
+func (r *Reader) Next() (*Entry, error) {
+	line, err := r.readLine()
+	if err != nil {
+		return nil, err
+	}
+	e, err := parseLine(line)
+	if err != nil {
+		return nil, &LineError{Line: r.line, Err: err}
+	}
+	return e, nil
+}
+
+func (r *Reader) readLine() ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.r.ReadSlice('\n')
+		if len(buf)+len(chunk) > MaxJSONLLine {
+			r.line++
+			return nil, &LineError{Line: r.line, Err: fmt.Errorf("line longer than %d bytes", MaxJSONLLine)}
+		}
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			r.line++
+			return buf[:len(buf)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if len(buf) == 0 {
+				return nil, io.EOF
+			}
+			r.line++
+			// Every exported line ends in "\n"; a last line without one was
+			// cut off mid-write, even if what is left happens to parse.
+			return nil, &LineError{Line: r.line, Err: errors.New("torn line: no terminating newline")}
+		default:
+			return nil, err
+		}
+	}
+}
+
+func parseLine(line []byte) (*Entry, error) {
+	var j jsonlEntry
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&j); err != nil {
+		return nil, fmt.Errorf("malformed entry: %w", err)
+	}
+	if d.More() {
+		return nil, errors.New("trailing data after the entry")
+	}
+	missing := func(name string) error { return fmt.Errorf("missing field %q", name) }
+	switch {
+	case j.World == nil:
+		return nil, missing("world")
+	case j.Position == nil:
+		return nil, missing("position")
+	case j.Epoch == nil:
+		return nil, missing("epoch")
+	case j.Kind == nil:
+		return nil, missing("kind")
+	case j.Holder == nil:
+		return nil, missing("holder")
+	case j.Key == nil:
+		return nil, missing("key")
+	case j.Payload == nil:
+		return nil, missing("payload")
+	case j.StoreTime == nil:
+		return nil, missing("store_time")
+	case j.PrevHash == nil:
+		return nil, missing("prev_hash")
+	case j.Hash == nil:
+		return nil, missing("hash")
+	case j.Signature == nil:
+		return nil, missing("signature")
+	}
+	e := &Entry{World: *j.World, Position: *j.Position, Epoch: *j.Epoch, Kind: Kind(*j.Kind),
+		Holder: *j.Holder, Key: *j.Key, Payload: []byte(*j.Payload)}
+	if e.Position <= 0 {
+		return nil, fmt.Errorf("position %d is not positive", e.Position)
+	}
+	if e.Epoch < 0 {
+		return nil, fmt.Errorf("epoch %d is negative", e.Epoch)
+	}
+	if norm, err := NormalizePayload(e.Payload); err != nil {
+		return nil, err
+	} else if !bytes.Equal(norm, e.Payload) {
+		return nil, errors.New("payload is not in compact canonical form")
+	}
+	t, err := time.Parse(time.RFC3339Nano, *j.StoreTime)
+	if err != nil {
+		return nil, fmt.Errorf("store_time: %w", err)
+	}
+	if t.Nanosecond()%1000 != 0 {
+		return nil, errors.New("store_time has sub-microsecond digits")
+	}
+	e.StoreTime = NormalizeTime(t)
+	for _, f := range []struct {
+		name string
+		s    string
+		dst  *[]byte
+	}{{"prev_hash", *j.PrevHash, &e.PrevHash}, {"hash", *j.Hash, &e.Hash}, {"signature", *j.Signature, &e.Signature}} {
+		b, err := hex.DecodeString(f.s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		if len(b) == 0 {
+			b = nil
+		}
+		*f.dst = b
+	}
+	return e, nil
+}

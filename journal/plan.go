@@ -1,0 +1,262 @@
+package journal
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// ExpiryCond is the expiry check a conditional write re-asserts against the
+// store's clock.
+type ExpiryCond uint8
+
+const (
+	ExpiryAny  ExpiryCond = iota // no expiry check
+	ExpiryLive                   // expires_at > now: the lease is live
+	ExpiryPast                   // expires_at <= now: the lease has expired (sweep)
+)
+
+// Cond is the precondition of a plan, written by the driver into the WHERE of
+// the one conditional UPDATE of the world's head row that commits the plan:
+//
+//	WHERE id = $world AND position = $Position AND epoch = $Epoch
+//	  [AND holder = $Holder]                   -- when CheckHolder
+//	  [AND expires_at > $Now | <= $Now]        -- ExpiryLive | ExpiryPast
+//	  AND granted_position <= $MaxGrantedAt
+//
+// If the UPDATE matches no row the transaction writes nothing. Position makes
+// the write a compare-and-swap on the whole head; the epoch, holder and
+// expiry terms are the fence itself, stated where the store enforces it.
+type Cond struct {
+	Position     int64
+	Epoch        int64
+	CheckHolder  bool
+	Holder       string
+	Expiry       ExpiryCond
+	Now          time.Time
+	MaxGrantedAt int64
+}
+
+// Plan is a lease change or a batch of appends, computed from the locked
+// head and the store's clock: the entries to insert, the head they lead to,
+// and the condition under which the store may commit them.
+type Plan struct {
+	Cond    Cond
+	Before  State
+	Entries []Entry
+	After   State
+	// Rejected lists holders for which an append.rejected entry is in
+	// Entries; the driver records (world, After.Epoch, holder) so that no
+	// second one is journaled in this epoch.
+	Rejected []string
+}
+
+// Empty reports whether the plan writes nothing.
+func (p *Plan) Empty() bool { return len(p.Entries) == 0 }
+
+// StoreNow is the store time a plan is built at: the store's clock reading,
+// truncated to microseconds, and never before the last entry's time, so
+// store times in a journal never decrease even if the store clock steps back.
+func StoreNow(s State, now time.Time) time.Time {
+	now = NormalizeTime(now)
+	if now.Before(s.LastTime) {
+		return s.LastTime
+	}
+	return now
+}
+
+type builder struct {
+	plan Plan
+	s    State
+	now  time.Time
+}
+
+func newBuilder(s State, now time.Time) *builder {
+	now = StoreNow(s, now)
+	return &builder{s: s, now: now, plan: Plan{Before: s, Cond: Cond{
+		Position: s.Position, Epoch: s.Epoch, Now: now, MaxGrantedAt: math.MaxInt64,
+	}}}
+}
+
+// add seals an entry after the current state and folds it in. The fold is
+// the definition of lease state, so a plan can only contain entries the
+// audit will accept; an error here is a bug in the planner.
+func (b *builder) add(kind Kind, holder string, epoch int64, key string, payload []byte) {
+	e := Entry{World: b.s.World, Position: b.s.Position + 1, Epoch: epoch, Kind: kind, Holder: holder,
+		Key: key, Payload: payload, StoreTime: b.now, PrevHash: b.s.LastHash}
+	Seal(&e)
+	n, err := Fold(b.s, &e)
+	if err != nil {
+		panic(fmt.Sprintf("journal planner built an entry its own fold refuses: %v", err))
+	}
+	b.s = n
+	b.plan.Entries = append(b.plan.Entries, e)
+}
+
+func (b *builder) done() Plan {
+	b.plan.After = b.s
+	return b.plan
+}
+
+func validTerm(term time.Duration) error {
+	if term <= 0 || term > 24*time.Hour {
+		return invalid("term", "%s must be positive and at most 24h", term)
+	}
+	return nil
+}
+
+// PlanCreate plans a new world whose first entry grants epoch 1 to home.
+func PlanCreate(world, home string, term time.Duration, now time.Time) (Plan, error) {
+	if err := ValidateID("world", world); err != nil {
+		return Plan{}, err
+	}
+	if err := ValidateID("home", home); err != nil {
+		return Plan{}, err
+	}
+	if err := validTerm(term); err != nil {
+		return Plan{}, err
+	}
+	b := newBuilder(State{World: world}, now)
+	b.grant(home, term)
+	return b.done(), nil
+}
+
+func (b *builder) grant(holder string, term time.Duration) {
+	epoch := b.s.Epoch + 1
+	b.add(KindGranted, holder, epoch, "", mustMarshal(Granted{Holder: holder, Epoch: epoch,
+		TermMS: termMS(term), GrantedAtPosition: b.s.Position + 1}))
+}
+
+// PlanGrant plans lease.granted to holder. The caller names the epoch it
+// believes current; the grant is refused while anyone holds the lease.
+func PlanGrant(s State, now time.Time, holder string, epoch int64, term time.Duration) (Plan, error) {
+	if err := ValidateID("holder", holder); err != nil {
+		return Plan{}, err
+	}
+	if err := validTerm(term); err != nil {
+		return Plan{}, err
+	}
+	switch {
+	case epoch != s.Epoch:
+		return Plan{}, s.refused("grant", holder, epoch, ReasonStaleEpoch)
+	case s.Held():
+		return Plan{}, s.refused("grant", holder, epoch, ReasonHeld)
+	}
+	b := newBuilder(s, now)
+	b.plan.Cond.CheckHolder, b.plan.Cond.Holder = true, ""
+	b.grant(holder, term)
+	return b.done(), nil
+}
+
+// PlanRenew plans lease.renewed: the holder of the live current epoch
+// extends its expiry to store time + term. An expired lease is never revived.
+func PlanRenew(s State, now time.Time, holder string, epoch int64, term time.Duration) (Plan, error) {
+	if err := validTerm(term); err != nil {
+		return Plan{}, err
+	}
+	b := newBuilder(s, now)
+	if r := s.writeRefusal(holder, epoch, b.now); r != "" {
+		return Plan{}, s.refused("renew", holder, epoch, r)
+	}
+	b.plan.Cond.CheckHolder, b.plan.Cond.Holder, b.plan.Cond.Expiry = true, holder, ExpiryLive
+	b.add(KindRenewed, holder, epoch, "", mustMarshal(Renewed{Epoch: epoch, TermMS: termMS(term)}))
+	return b.done(), nil
+}
+
+// PlanRevoke plans an operator's lease.revoked of the current epoch.
+func PlanRevoke(s State, now time.Time, epoch int64, reason string) (Plan, error) {
+	if reason == "" || reason == ReasonExpiry || len(reason) > MaxKeyBytes {
+		return Plan{}, invalid("reason", "%q: an operator revoke needs a reason other than %q, at most %d bytes", reason, ReasonExpiry, MaxKeyBytes)
+	}
+	switch {
+	case epoch != s.Epoch:
+		return Plan{}, s.refused("revoke", "", epoch, ReasonStaleEpoch)
+	case !s.Held():
+		return Plan{}, s.refused("revoke", "", epoch, ReasonRevoked)
+	}
+	b := newBuilder(s, now)
+	b.plan.Cond.CheckHolder, b.plan.Cond.Holder = true, s.Holder
+	b.revoke(reason)
+	return b.done(), nil
+}
+
+func (b *builder) revoke(reason string) {
+	b.add(KindRevoked, "", b.s.Epoch, "", mustMarshal(Revoked{Holder: b.s.Holder, Epoch: b.s.Epoch, Reason: reason}))
+}
+
+// PlanHandoff plans lease.handed_off from the live current holder to another
+// holder, starting epoch+1 at this entry's position.
+func PlanHandoff(s State, now time.Time, from, to string, epoch int64, term time.Duration) (Plan, error) {
+	if err := ValidateID("to", to); err != nil {
+		return Plan{}, err
+	}
+	if to == from {
+		return Plan{}, invalid("to", "%q already holds the lease", to)
+	}
+	if err := validTerm(term); err != nil {
+		return Plan{}, err
+	}
+	b := newBuilder(s, now)
+	if r := s.writeRefusal(from, epoch, b.now); r != "" {
+		return Plan{}, s.refused("handoff", from, epoch, r)
+	}
+	b.plan.Cond.CheckHolder, b.plan.Cond.Holder, b.plan.Cond.Expiry = true, from, ExpiryLive
+	b.add(KindHandedOff, to, epoch+1, "", mustMarshal(HandedOff{From: from, To: to, Epoch: epoch + 1, TermMS: termMS(term)}))
+	return b.done(), nil
+}
+
+// PlanSweep plans the expiry sweep of one world: if the lease is held and
+// expired at store time now, lease.revoked{reason: expiry} then
+// lease.granted{holder: home, epoch+1}, committed together. ok is false when
+// there is nothing to sweep.
+func PlanSweep(s State, now time.Time, home string, term time.Duration) (p Plan, ok bool) {
+	b := newBuilder(s, now)
+	if !s.Held() || !s.Expired(b.now) || validTerm(term) != nil || ValidateID("home", home) != nil {
+		return Plan{}, false
+	}
+	b.plan.Cond.CheckHolder, b.plan.Cond.Holder, b.plan.Cond.Expiry = true, s.Holder, ExpiryPast
+	b.revoke(ReasonExpiry)
+	b.grant(home, term)
+	return b.done(), true
+}
+
+// AppendOutcome is the answer to one AppendRequest of a batch: the position
+// it was written at, or why it was refused.
+type AppendOutcome struct {
+	Position int64
+	Err      error
+}
+
+// PlanAppend plans a batch of appends to one world, in arrival order. Every
+// request is checked with CheckAppend against the lease in force (appends do
+// not change it). Refusals for epoch, holder or expiry add an
+// append.rejected entry unless alreadyRejected(holder) says one was
+// journaled for that holder in the current epoch, or this batch has one.
+// Requests must have passed ValidateAppend.
+func PlanAppend(s State, now time.Time, reqs []AppendRequest, alreadyRejected func(holder string) bool) (Plan, []AppendOutcome) {
+	b := newBuilder(s, now)
+	out := make([]AppendOutcome, len(reqs))
+	marked := map[string]bool{}
+	accepted := false
+	for i := range reqs {
+		r := &reqs[i]
+		reason := CheckAppend(s, b.now, r)
+		if reason == "" {
+			accepted = true
+			b.plan.Cond.MaxGrantedAt = min(b.plan.Cond.MaxGrantedAt, r.SeenPosition)
+			b.add(r.Kind, r.Holder, r.Epoch, r.Key, r.Payload)
+			out[i].Position = b.s.Position
+			continue
+		}
+		out[i].Err = s.refused("append", r.Holder, r.Epoch, reason)
+		if reason.Journaled() && !marked[r.Holder] && !alreadyRejected(r.Holder) {
+			marked[r.Holder] = true
+			b.plan.Rejected = append(b.plan.Rejected, r.Holder)
+			b.add(KindRejected, s.Holder, s.Epoch, "", mustMarshal(Rejected{Holder: r.Holder, Epoch: r.Epoch, Reason: reason}))
+		}
+	}
+	if accepted {
+		b.plan.Cond.CheckHolder, b.plan.Cond.Holder, b.plan.Cond.Expiry = true, s.Holder, ExpiryLive
+	}
+	return b.done(), out
+}

@@ -1,0 +1,154 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Input limits. They bound what one request can make the store hold; a
+// payload past MaxPayloadBytes is refused before any write.
+const (
+	MaxPayloadBytes = 64 << 10 // 64 KiB of compact JSON per entry
+	MaxIDBytes      = 128      // world and holder identifiers
+	MaxKindBytes    = 128
+	MaxKeyBytes     = 256
+)
+
+// InputError is input refused before anything was written. It unwraps to
+// lease.ErrInvalid.
+type InputError struct {
+	Field   string
+	Problem string
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("invalid %s: %s", e.Field, e.Problem) }
+
+// Unwrap makes errors.Is(err, lease.ErrInvalid) true.
+func (e *InputError) Unwrap() error { return lease.ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &InputError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// ValidateID checks a world or holder identifier: 1..MaxIDBytes of
+// [A-Za-z0-9._:@/-]. Identifiers end up in logs, URLs and JSONL, so they
+// carry no spaces or control characters.
+func ValidateID(field, id string) error {
+	if id == "" {
+		return invalid(field, "must not be empty")
+	}
+	if len(id) > MaxIDBytes {
+		return invalid(field, "%d bytes is over the limit of %d", len(id), MaxIDBytes)
+	}
+	for i, c := range id {
+		if !idChar(c) {
+			return invalid(field, "character %q at byte %d is not one of A-Z a-z 0-9 . _ : @ / -", c, i)
+		}
+	}
+	return nil
+}
+
+func idChar(c rune) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._:@/-", c)
+}
+
+var reservedPrefixes = []string{"lease.", "append.", "world."}
+
+// ValidateKind checks an entry kind. User data kinds follow the ID alphabet
+// and may not use the reserved prefixes "lease.", "append." and "world.";
+// with system true the defined system kinds are also allowed (reading a
+// journal), and any other reserved kind is unknown.
+func ValidateKind(k Kind, system bool) error {
+	if err := ValidateID("kind", string(k)); err != nil {
+		return err
+	}
+	if len(k) > MaxKindBytes {
+		return invalid("kind", "%d bytes is over the limit of %d", len(k), MaxKindBytes)
+	}
+	for _, p := range reservedPrefixes {
+		if strings.HasPrefix(string(k), p) {
+			if system && k.IsSystem() {
+				return nil
+			}
+			if k.IsSystem() {
+				return invalid("kind", "%q is written only by the store", k)
+			}
+			return invalid("kind", "unknown kind %q under the reserved prefix %q", k, p)
+		}
+	}
+	return nil
+}
+
+// ValidateKey checks an optional idempotency key.
+func ValidateKey(key string) error {
+	if len(key) > MaxKeyBytes {
+		return invalid("key", "%d bytes is over the limit of %d", len(key), MaxKeyBytes)
+	}
+	if !utf8.ValidString(key) {
+		return invalid("key", "not valid UTF-8")
+	}
+	for _, c := range key {
+		if c < 0x20 || c == 0x7f {
+			return invalid("key", "control character %q", c)
+		}
+	}
+	return nil
+}
+
+// NormalizePayload validates a payload and returns its canonical stored form:
+// compact JSON, valid UTF-8, at most MaxPayloadBytes. An empty payload is
+// stored as JSON null. Compact form is what makes the JSONL export byte-exact,
+// so a payload's hash survives export and import.
+func NormalizePayload(p []byte) ([]byte, error) {
+	if len(bytes.TrimSpace(p)) == 0 {
+		return []byte("null"), nil
+	}
+	if len(p) > 4*MaxPayloadBytes { // refuse before spending work on it
+		return nil, invalid("payload", "%d bytes is over the limit of %d", len(p), MaxPayloadBytes)
+	}
+	if !utf8.Valid(p) {
+		return nil, invalid("payload", "not valid UTF-8")
+	}
+	if !json.Valid(p) {
+		return nil, invalid("payload", "malformed JSON")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, p); err != nil {
+		return nil, invalid("payload", "malformed JSON: %v", err)
+	}
+	if buf.Len() > MaxPayloadBytes {
+		return nil, invalid("payload", "%d bytes is over the limit of %d", buf.Len(), MaxPayloadBytes)
+	}
+	return buf.Bytes(), nil
+}
+
+// ValidateAppend checks an append request's input and normalizes its
+// payload in place. It does not look at the lease: that is CheckAppend.
+func ValidateAppend(r *AppendRequest) error {
+	if err := ValidateID("holder", r.Holder); err != nil {
+		return err
+	}
+	if r.Epoch <= 0 {
+		return invalid("epoch", "%d is not a positive epoch", r.Epoch)
+	}
+	if r.SeenPosition < 0 {
+		return invalid("seen_position", "%d is negative", r.SeenPosition)
+	}
+	if err := ValidateKind(r.Kind, false); err != nil {
+		return err
+	}
+	if err := ValidateKey(r.Key); err != nil {
+		return err
+	}
+	p, err := NormalizePayload(r.Payload)
+	if err != nil {
+		return err
+	}
+	r.Payload = p
+	return nil
+}
