@@ -232,7 +232,9 @@ type AppendOutcome struct {
 // not change it). Refusals for epoch, holder or expiry add an
 // append.rejected entry unless alreadyRejected(holder) says one was
 // journaled for that holder in the current epoch, or this batch has one.
-// Requests must have passed ValidateAppend.
+// Each request is validated (and its payload normalized in place) with
+// ValidateAppend first; an invalid one is answered with its *InputError and
+// writes nothing.
 func PlanAppend(s State, now time.Time, reqs []AppendRequest, alreadyRejected func(holder string) bool) (Plan, []AppendOutcome) {
 	b := newBuilder(s, now)
 	out := make([]AppendOutcome, len(reqs))
@@ -240,6 +242,10 @@ func PlanAppend(s State, now time.Time, reqs []AppendRequest, alreadyRejected fu
 	accepted := false
 	for i := range reqs {
 		r := &reqs[i]
+		if err := ValidateAppend(r); err != nil {
+			out[i].Err = err
+			continue
+		}
 		reason := CheckAppend(s, b.now, r)
 		if reason == "" {
 			accepted = true

@@ -2,47 +2,36 @@ package lease
 
 import "errors"
 
-// Sentinel errors shared by every layer (lease core, journal, drivers, the
-// public API). Callers match them with errors.Is; the richer typed errors
-// (journal.RefusedError, journal.InputError, …) unwrap to one of these.
 var (
-	// ErrNotFound: the world (or run) named does not exist in the store.
-	ErrNotFound = errors.New("leasehold: not found")
+	// ErrInvalidTiming is matched (via errors.Is) by every *TimingError, so
+	// callers can tell a configuration mistake from other start-up failures.
+	ErrInvalidTiming = errors.New("invalid lease timing")
 
-	// ErrConflict: the resource already exists (creating a world twice,
-	// importing into a world that already has entries).
-	ErrConflict = errors.New("leasehold: conflict")
-
-	// ErrInvalid: the input was refused before anything was written
-	// (oversized payload, unknown kind, malformed JSON, negative position…).
-	ErrInvalid = errors.New("leasehold: invalid input")
-
-	// ErrFenced: the write carried an epoch (fence) that is not the current
-	// one — older (a zombie), newer (from the future) or ended by a revoke.
-	// Nothing was changed.
-	ErrFenced = errors.New("leasehold: fenced: epoch is not current")
-
-	// ErrNotHolder: the epoch is current but the writer is not its holder.
-	ErrNotHolder = errors.New("leasehold: not the lease holder")
-
-	// ErrLeaseExpired: the holder's lease has expired on the store's clock;
-	// it must not write until it is granted a new epoch.
-	ErrLeaseExpired = errors.New("leasehold: lease expired on the store clock")
-
-	// ErrSeenBehind: the holder has not yet replayed the journal through the
-	// entry that granted its epoch (seen_position below the grant), so its
-	// view of the world may be stale and it may not append.
-	ErrSeenBehind = errors.New("leasehold: seen_position is below the grant of this epoch")
-
-	// ErrLeaseHeld: a grant was asked for while the lease is still held;
-	// revoke it first (or let the expiry sweep do so).
-	ErrLeaseHeld = errors.New("leasehold: lease is held")
-
-	// ErrSchemaTooNew: the database schema was migrated by a newer binary;
-	// this binary refuses to run against it rather than guess.
-	ErrSchemaTooNew = errors.New("leasehold: database schema is newer than this binary")
-
-	// ErrCorrupt: stored or imported journal data fails verification (hash
-	// chain, encoding, a torn line, a write under a non-current epoch).
-	ErrCorrupt = errors.New("leasehold: journal verification failed")
+	// ErrEffectDuration is returned when an effect declares a maximum
+	// duration that is not positive or that exceeds the runway a healthy
+	// holder is sure to have (Timing.MaxEffect).
+	ErrEffectDuration = errors.New("effect duration outside the lease's window")
 )
+
+// TimingError is one problem with a Timing. Its message names the values
+// involved so an operator can fix the configuration without reading code.
+type TimingError struct {
+	// Field is the symbol of the field at fault, e.g. "D_stop".
+	Field string
+	// Detail states the failed comparison with its values, e.g.
+	// "D_stop (45s) + S (50s) = 1m35s must be < T_lease (1m30s)".
+	Detail string
+	// Rule says why the comparison matters, e.g. "a holder must stop itself
+	// before anyone may reclaim".
+	Rule string
+}
+
+// Error returns "lease timing: <detail>: <rule>".
+func (e *TimingError) Error() string {
+	return "lease timing: " + e.Detail + ": " + e.Rule
+}
+
+// Is makes errors.Is(err, ErrInvalidTiming) true.
+func (e *TimingError) Is(target error) bool {
+	return target == ErrInvalidTiming
+}

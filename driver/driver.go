@@ -1,0 +1,174 @@
+package driver
+
+import (
+	"context"
+	"time"
+
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Shared sentinels, re-exported from package lease so every layer matches
+// the same values with errors.Is.
+var (
+	ErrNotFound     = lease.ErrNotFound
+	ErrConflict     = lease.ErrConflict
+	ErrInvalid      = lease.ErrInvalid
+	ErrFenced       = lease.ErrFenced
+	ErrNotHolder    = lease.ErrNotHolder
+	ErrLeaseExpired = lease.ErrLeaseExpired
+	ErrSeenBehind   = lease.ErrSeenBehind
+	ErrLeaseHeld    = lease.ErrLeaseHeld
+	ErrSchemaTooNew = lease.ErrSchemaTooNew
+	ErrCorrupt      = lease.ErrCorrupt
+)
+
+// Driver is a store of record. Implementations are safe for concurrent use.
+type Driver interface {
+	// Name is "sqlite" or "postgres".
+	Name() string
+	// Settings reads the durability settings the store is running with, as
+	// the store reports them (not as configured).
+	Settings(ctx context.Context) (Settings, error)
+	// Migrate applies the embedded migrations not yet applied, in order,
+	// each in its own transaction. It is idempotent and safe to run from
+	// several processes at once. It refuses, with ErrSchemaTooNew, a schema
+	// that a newer binary migrated.
+	Migrate(ctx context.Context) (MigrateResult, error)
+	// StoreNow reads the store's clock: the one clock every lease expiry is
+	// computed and compared on.
+	StoreNow(ctx context.Context) (time.Time, error)
+	// Close releases the driver's connections.
+	Close() error
+
+	// WorldCreate creates a world whose first entry grants epoch 1 to its
+	// home. ErrConflict if the world exists.
+	WorldCreate(ctx context.Context, p *WorldCreateParams) (*World, error)
+	// WorldGet returns a world's head. ErrNotFound if it does not exist.
+	WorldGet(ctx context.Context, p *WorldGetParams) (*World, error)
+	// WorldList lists worlds ordered by id, after p.After, at most p.Limit.
+	WorldList(ctx context.Context, p *WorldListParams) ([]*World, error)
+	// LeaseChange commits one lease change (grant, renew, revoke, handoff)
+	// planned by p.Plan against the locked head and the store's clock.
+	// A planner error is returned as is and nothing is written.
+	LeaseChange(ctx context.Context, p *LeaseChangeParams) (*World, error)
+	// LeaseSweepExpired finds up to p.Limit worlds whose lease is held and
+	// expired on the store clock and, for each in its own conditional
+	// transaction, appends lease.revoked{reason: expiry} then
+	// lease.granted{holder: home, epoch+1}. Safe when several processes
+	// sweep at once: a world is swept by exactly one of them.
+	LeaseSweepExpired(ctx context.Context, p *LeaseSweepParams) ([]SweptWorld, error)
+	// JournalAppend appends a batch of data entries to one world in one
+	// transaction (one fsync), in order, under the append rule. Each request
+	// gets an outcome; refusals for epoch, holder or expiry are journaled as
+	// append.rejected at most once per holder per epoch. An entry is durable
+	// when this returns without error.
+	JournalAppend(ctx context.Context, p *JournalAppendParams) ([]journal.AppendOutcome, error)
+	// JournalRead returns entries of one world with position >= p.From, in
+	// order, at most p.Limit. The range is inclusive of From.
+	JournalRead(ctx context.Context, p *JournalReadParams) ([]journal.Entry, error)
+	// JournalImport creates a world from a verified journal (see
+	// journal.Auditor), in one transaction. ErrConflict if it exists.
+	JournalImport(ctx context.Context, p *JournalImportParams) (*World, error)
+}
+
+// World is a world's materialized head row. Its State agrees with the fold
+// of its journal at every position.
+type World struct {
+	journal.State
+	Home        string        // the holder the expiry sweep grants to
+	DefaultTerm time.Duration // the term of grants made by the sweep
+	CreatedAt   time.Time
+}
+
+// Settings are the durability settings a store runs with.
+type Settings struct {
+	Driver string
+	// Values maps a setting to the store's own report of it, e.g.
+	// "journal_mode": "wal", "synchronous": "2 (FULL)" for SQLite or
+	// "synchronous_commit": "on", "fsync": "on" for Postgres.
+	Values map[string]string
+}
+
+// MigrateResult reports what Migrate did.
+type MigrateResult struct {
+	Applied []int // versions applied by this call, in order
+	Version int   // schema version after the call
+}
+
+// WorldCreateParams creates a world. Term is the term of the first grant and
+// of every grant the expiry sweep makes to Home.
+type WorldCreateParams struct {
+	World string
+	Home  string
+	Term  time.Duration
+}
+
+// Class implements lease.Classed.
+func (*WorldCreateParams) Class() lease.Durability { return lease.SyncCritical }
+
+// WorldGetParams names a world.
+type WorldGetParams struct{ World string }
+
+// WorldListParams pages through worlds.
+type WorldListParams struct {
+	After string
+	Limit int
+}
+
+// Planner plans a lease change from the locked head at store time now.
+type Planner func(w *World, now time.Time) (journal.Plan, error)
+
+// LeaseChangeParams is one lease change of one world.
+type LeaseChangeParams struct {
+	World string
+	Op    string // for errors and logs: "grant", "renew", "revoke", "handoff"
+	Plan  Planner
+}
+
+// Class implements lease.Classed.
+func (*LeaseChangeParams) Class() lease.Durability { return lease.SyncCritical }
+
+// LeaseSweepParams bounds one sweep batch.
+type LeaseSweepParams struct {
+	Limit int // at most this many worlds; <= 0 means 100
+}
+
+// Class implements lease.Classed.
+func (*LeaseSweepParams) Class() lease.Durability { return lease.SyncCritical }
+
+// SweptWorld is a world the sweep revoked and re-granted.
+type SweptWorld struct {
+	World       string
+	Revoked     journal.Entry
+	Granted     journal.Entry
+	ExpiredAt   time.Time // the expiry the sweep acted on
+	StoreTimeAt time.Time // the store time of the sweep's entries
+}
+
+// JournalAppendParams is a batch of appends to one world. Requests must
+// have passed journal.ValidateAppend.
+type JournalAppendParams struct {
+	World    string
+	Requests []journal.AppendRequest
+}
+
+// Class implements lease.Classed: appends share one transaction.
+func (*JournalAppendParams) Class() lease.Durability { return lease.DurableBatched }
+
+// JournalReadParams reads a range of a journal.
+type JournalReadParams struct {
+	World string
+	From  int64 // first position, >= 1
+	Limit int   // <= 0 means 1000
+}
+
+// JournalImportParams imports a verified journal as a new world.
+type JournalImportParams struct {
+	Entries     []journal.Entry
+	Home        string        // defaults to the holder of the first grant
+	DefaultTerm time.Duration // defaults to the first grant's term
+}
+
+// Class implements lease.Classed.
+func (*JournalImportParams) Class() lease.Durability { return lease.SyncCritical }

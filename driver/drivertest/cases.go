@@ -1,0 +1,10 @@
+package drivertest
+
+// Cases returns every conformance case, in a fixed order.
+func Cases() []Case {
+	var all []Case
+	for _, group := range [][]Case{schemaCases, worldCases, appendCases, leaseCases, sweepCases, importCases, propertyCases} {
+		all = append(all, group...)
+	}
+	return all
+}

@@ -1,0 +1,79 @@
+package drivertest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+var worldCases = []Case{
+	{"WorldCreateGrantsHome", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		w := e.create("w1", "home")
+		require.Equal(t, int64(1), w.Epoch)
+		require.Equal(t, "home", w.Holder)
+		require.Equal(t, StartTime.Add(term), w.ExpiresAt)
+		require.Equal(t, term, w.DefaultTerm)
+		rep := e.audit("w1")
+		require.Equal(t, int64(1), rep.Entries)
+		require.Equal(t, journal.KindGranted, e.read("w1")[0].Kind)
+	}},
+	{"WorldCreateTwiceConflicts", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		e.create("w1", "home")
+		_, err := e.d.WorldCreate(e.ctx, &driver.WorldCreateParams{World: "w1", Home: "other", Term: term})
+		require.ErrorIs(t, err, driver.ErrConflict)
+		require.Equal(t, "home", e.get("w1").Holder)
+	}},
+	{"WorldGetMissingIsNotFound", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		_, err := e.d.WorldGet(e.ctx, &driver.WorldGetParams{World: "nope"})
+		require.ErrorIs(t, err, driver.ErrNotFound)
+		_, err = e.append1("nope", "a", 1, 1, "x", "{}")
+		require.ErrorIs(t, err, driver.ErrNotFound)
+	}},
+	{"WorldCreateRefusesBadInput", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		for _, p := range []driver.WorldCreateParams{
+			{World: "", Home: "h", Term: term}, {World: "w 1", Home: "h", Term: term},
+			{World: "w", Home: "", Term: term}, {World: "w", Home: "h", Term: -1},
+		} {
+			_, err := e.d.WorldCreate(e.ctx, &p)
+			require.ErrorIs(t, err, driver.ErrInvalid, "%+v", p)
+		}
+		ws, err := e.d.WorldList(e.ctx, &driver.WorldListParams{})
+		require.NoError(t, err)
+		require.Empty(t, ws)
+	}},
+	{"WorldListPages", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		for i := range 5 {
+			e.create(fmt.Sprintf("w%d", i), "home")
+		}
+		ws, err := e.d.WorldList(e.ctx, &driver.WorldListParams{Limit: 3})
+		require.NoError(t, err)
+		require.Len(t, ws, 3)
+		ws, err = e.d.WorldList(e.ctx, &driver.WorldListParams{After: ws[2].World, Limit: 3})
+		require.NoError(t, err)
+		require.Len(t, ws, 2)
+		require.Equal(t, "w4", ws[1].World)
+	}},
+	{"JournalReadRefusesBadRange", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		e.create("w1", "home")
+		for _, p := range []driver.JournalReadParams{{World: "w1", From: 0}, {World: "w1", From: -5}, {World: "w1", From: 1, Limit: -1}} {
+			_, err := e.d.JournalRead(e.ctx, &p)
+			require.ErrorIs(t, err, driver.ErrInvalid)
+			var ie *journal.InputError
+			require.True(t, errors.As(err, &ie))
+		}
+		es, err := e.d.JournalRead(e.ctx, &driver.JournalReadParams{World: "w1", From: 2})
+		require.NoError(t, err)
+		require.Empty(t, es)
+	}},
+}

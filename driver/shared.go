@@ -1,0 +1,74 @@
+package driver
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/journal"
+)
+
+// ValidateRead checks a read's range before any query.
+func ValidateRead(p *JournalReadParams) error {
+	if err := journal.ValidateID("world", p.World); err != nil {
+		return err
+	}
+	if p.From < 1 {
+		return &journal.InputError{Field: "from", Problem: fmt.Sprintf("position %d is below 1", p.From)}
+	}
+	if p.Limit < 0 || p.Limit > 100000 {
+		return &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 0..100000", p.Limit)}
+	}
+	return nil
+}
+
+// Import is a journal verified for import: its final state, its home and
+// default term, and the rejection markers its append.rejected entries imply.
+type Import struct {
+	Final       journal.State
+	Home        string
+	DefaultTerm time.Duration
+	Rejections  []Rejection
+}
+
+// Rejection marks that an append.rejected for Holder was journaled in Epoch.
+type Rejection struct {
+	Epoch  int64
+	Holder string
+}
+
+// PrepareImport verifies a journal for import with the Auditor (hash chain,
+// lease fold, one rejection per holder per epoch) and derives what a driver
+// writes besides the entries. Drivers call it; nothing unverified is stored.
+func PrepareImport(p *JournalImportParams) (*Import, error) {
+	if len(p.Entries) == 0 {
+		return nil, &journal.InputError{Field: "entries", Problem: "an import needs at least one entry"}
+	}
+	a := journal.NewAuditor()
+	var rs []Rejection
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		if err := a.Add(e); err != nil {
+			return nil, fmt.Errorf("import of world %q refused: %w", e.World, err)
+		}
+		if e.Kind == journal.KindRejected {
+			var r journal.Rejected
+			if err := jsonUnmarshal(e.Payload, &r); err != nil {
+				return nil, err
+			}
+			rs = append(rs, Rejection{Epoch: e.Epoch, Holder: r.Holder})
+		}
+	}
+	first := p.Entries[0]
+	var g journal.Granted
+	if err := jsonUnmarshal(first.Payload, &g); err != nil || first.Kind != journal.KindGranted {
+		return nil, &journal.InputError{Field: "entries", Problem: "position 1 must be lease.granted"}
+	}
+	imp := &Import{Final: a.Report().Final, Home: p.Home, DefaultTerm: p.DefaultTerm, Rejections: rs}
+	if imp.Home == "" {
+		imp.Home = g.Holder
+	}
+	if imp.DefaultTerm <= 0 {
+		imp.DefaultTerm = time.Duration(g.TermMS) * time.Millisecond
+	}
+	return imp, nil
+}

@@ -1,0 +1,18 @@
+// Package sqlite is Leasehold's embedded driver: modernc.org/sqlite (pure
+// Go, no cgo), WAL with synchronous=FULL so a commit is durable (fsynced)
+// before it is acknowledged. It is the default store when no database URL is
+// given.
+//
+// There is exactly one writer connection. Every write transaction is BEGIN
+// IMMEDIATE on it, so writes are serialized by SQLite's own lock (also
+// against other processes opening the same file) — the "single SQLite
+// writer" the protocol's fence checks run under. Reads use a separate pool
+// and see committed data through WAL snapshots.
+//
+// The store clock of a SQLite store is the process clock of its owner: the
+// Clock in Config (the real clock unless a test injects a fake).
+//
+// Files: sqlite.go (open, settings, clock), migrate.go (embedded
+// migrations), change.go (the conditional head write every change goes
+// through), world.go, journal.go, sweep.go, errors.go.
+package sqlite

@@ -1,0 +1,122 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+)
+
+// Config configures the SQLite driver. Zero values mean the defaults.
+type Config struct {
+	// Path of the database file. Required; the CLI defaults it to
+	// ./leasehold.db.
+	Path string
+	// Clock is the store clock. Defaults to the real clock.
+	Clock clock.Clock
+	// ReadConns is the size of the read pool. Defaults to 4.
+	ReadConns int
+	// BusyTimeout is how long a writer waits for another process's lock.
+	// Defaults to 10s.
+	BusyTimeout time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Driver is the SQLite driver.
+type Driver struct {
+	w, r  *sql.DB
+	clock clock.Clock
+	log   *slog.Logger
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// Open opens (creating if needed) the database file. It does not migrate;
+// call Migrate.
+func Open(ctx context.Context, cfg Config) (*Driver, error) {
+	if cfg.Path == "" {
+		return nil, fmt.Errorf("sqlite: Config.Path is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real()
+	}
+	if cfg.ReadConns <= 0 {
+		cfg.ReadConns = 4
+	}
+	if cfg.BusyTimeout <= 0 {
+		cfg.BusyTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	dsn := func(txlock string, extra ...string) string {
+		q := url.Values{}
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(FULL)") // fsync at every commit: a commit acknowledged is durable
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.BusyTimeout.Milliseconds()))
+		q.Add("_pragma", "foreign_keys(ON)")
+		for _, p := range extra {
+			q.Add("_pragma", p)
+		}
+		q.Set("_txlock", txlock)
+		return "file:" + cfg.Path + "?" + q.Encode()
+	}
+	w, err := sql.Open("sqlite", dsn("immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+	}
+	// The single writer: every write transaction queues for this one
+	// connection and takes SQLite's write lock with BEGIN IMMEDIATE.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+	}
+	r, err := sql.Open("sqlite", dsn("deferred", "query_only(ON)"))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+	}
+	r.SetMaxOpenConns(cfg.ReadConns)
+	r.SetMaxIdleConns(cfg.ReadConns)
+	return &Driver{w: w, r: r, clock: cfg.Clock, log: cfg.Logger}, nil
+}
+
+// Name implements driver.Driver.
+func (d *Driver) Name() string { return "sqlite" }
+
+// Close implements driver.Driver.
+func (d *Driver) Close() error {
+	return errorsJoin(d.r.Close(), d.w.Close())
+}
+
+// StoreNow implements driver.Driver: the owner's clock.
+func (d *Driver) StoreNow(context.Context) (time.Time, error) { return d.clock.Now(), nil }
+
+// Settings implements driver.Driver, reading the pragmas of the writer
+// connection (pragmas are per connection).
+func (d *Driver) Settings(ctx context.Context) (driver.Settings, error) {
+	s := driver.Settings{Driver: d.Name(), Values: map[string]string{}}
+	var mode string
+	var sync int
+	if err := d.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return s, fmt.Errorf("sqlite: reading journal_mode: %w", err)
+	}
+	if err := d.w.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
+		return s, fmt.Errorf("sqlite: reading synchronous: %w", err)
+	}
+	names := map[int]string{0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+	s.Values["journal_mode"] = mode
+	s.Values["synchronous"] = fmt.Sprintf("%d (%s)", sync, names[sync])
+	return s, nil
+}

@@ -1,0 +1,11 @@
+package sqlite
+
+import "context"
+
+// ExecForTest runs raw SQL on the writer connection. It exists for the
+// conformance suite's cases that must reach under the driver; applications
+// have no use for it.
+func ExecForTest(ctx context.Context, d *Driver, query string) error {
+	_, err := d.w.ExecContext(ctx, query)
+	return err
+}

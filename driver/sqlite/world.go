@@ -1,0 +1,148 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+const worldColumns = `id, home, default_term_us, position, last_hash, last_time, epoch, holder,
+	term_us, expires_at, granted_position, created_at`
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanWorld(r rowScanner) (*driver.World, error) {
+	var w driver.World
+	var defTerm, lastTime, term, created int64
+	var expires sql.NullInt64
+	if err := r.Scan(&w.World, &w.Home, &defTerm, &w.Position, &w.LastHash, &lastTime, &w.Epoch, &w.Holder,
+		&term, &expires, &w.GrantedAt, &created); err != nil {
+		return nil, err
+	}
+	if len(w.LastHash) == 0 {
+		w.LastHash = nil
+	}
+	w.DefaultTerm = time.Duration(defTerm) * time.Microsecond
+	w.Term = time.Duration(term) * time.Microsecond
+	w.LastTime = fromMicros(lastTime)
+	w.CreatedAt = fromMicros(created)
+	if expires.Valid {
+		w.ExpiresAt = fromMicros(expires.Int64)
+	}
+	return &w, nil
+}
+
+func getWorld(ctx context.Context, q queryer, id string) (*driver.World, error) {
+	w, err := scanWorld(q.QueryRowContext(ctx, `SELECT `+worldColumns+` FROM worlds WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("world %q: %w", id, driver.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: reading world %q: %w", id, err)
+	}
+	return w, nil
+}
+
+// WorldGet implements driver.Driver.
+func (d *Driver) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver.World, error) {
+	return getWorld(ctx, d.r, p.World)
+}
+
+// WorldList implements driver.Driver.
+func (d *Driver) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := d.r.QueryContext(ctx, `SELECT `+worldColumns+` FROM worlds WHERE id > ? ORDER BY id LIMIT ?`, p.After, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
+	}
+	defer rows.Close()
+	var out []*driver.World
+	for rows.Next() {
+		w, err := scanWorld(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// WorldCreate implements driver.Driver.
+func (d *Driver) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
+	plan, err := journal.PlanCreate(p.World, p.Home, p.Term, d.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	return d.insertWorld(ctx, p.Home, p.Term, plan.After, plan.Entries, nil)
+}
+
+// insertWorld writes a new world's head row and its whole journal in one
+// transaction; the primary key makes a second create an ErrConflict.
+func (d *Driver) insertWorld(ctx context.Context, home string, defTerm time.Duration, s journal.State,
+	entries []journal.Entry, rejections []rejection) (*driver.World, error) {
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
+	}
+	defer tx.Rollback()
+	created := d.clock.Now()
+	_, err = tx.ExecContext(ctx, `INSERT INTO worlds (`+worldColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.World, home, int64(defTerm/time.Microsecond), s.Position, nonNil(s.LastHash), s.LastTime.UnixMicro(), s.Epoch,
+		s.Holder, int64(s.Term/time.Microsecond), expiresArg(s), s.GrantedAt, created.UnixMicro())
+	if isUniqueViolation(err) {
+		return nil, fmt.Errorf("world %q exists: %w", s.World, driver.ErrConflict)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
+	}
+	if err := insertEntries(ctx, tx, entries); err != nil {
+		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
+	}
+	for _, r := range rejections {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO journal_rejections (world, epoch, holder) VALUES (?, ?, ?)`,
+			s.World, r.epoch, r.holder); err != nil {
+			return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: creating world %q: commit: %w", s.World, err)
+	}
+	return &driver.World{State: s, Home: home, DefaultTerm: defTerm, CreatedAt: fromMicros(created.UnixMicro())}, nil
+}
+
+type rejection struct {
+	epoch  int64
+	holder string
+}
+
+// JournalImport implements driver.Driver.
+func (d *Driver) JournalImport(ctx context.Context, p *driver.JournalImportParams) (*driver.World, error) {
+	imp, err := driver.PrepareImport(p)
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]rejection, len(imp.Rejections))
+	for i, r := range imp.Rejections {
+		rs[i] = rejection{epoch: r.Epoch, holder: r.Holder}
+	}
+	return d.insertWorld(ctx, imp.Home, imp.DefaultTerm, imp.Final, p.Entries, rs)
+}
+
+// LeaseChange implements driver.Driver.
+func (d *Driver) LeaseChange(ctx context.Context, p *driver.LeaseChangeParams) (*driver.World, error) {
+	return d.change(ctx, p.World, p.Op, func(w *driver.World, now time.Time, _ func(string) bool) (journal.Plan, error) {
+		return p.Plan(w, now)
+	})
+}
