@@ -1,0 +1,76 @@
+package leasehold
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// DefaultPath is the embedded SQLite store used when no DatabaseURL is given.
+const DefaultPath = "leasehold.db"
+
+// Config configures a Client. The zero value is valid: embedded SQLite at
+// ./leasehold.db with the SPEC's world timing.
+type Config struct {
+	// DatabaseURL selects Postgres ("postgres://…" or "postgresql://…").
+	// Empty means embedded SQLite at Path.
+	DatabaseURL string
+	// Path is the SQLite file when DatabaseURL is empty. Defaults to
+	// DefaultPath.
+	Path string
+	// WorldTiming is the lease timing of worlds. Zero fields take
+	// lease.WorldDefaults() (T_lease 30s, T_renew 5s, T_drain 1s, D_stop 15s,
+	// S 5s, P 1s); the result is validated at Open.
+	WorldTiming lease.Timing
+	// Clock drives the sweeper's period and, for SQLite, is the store clock.
+	// Defaults to the real clock.
+	Clock clock.Clock
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// SkipMigrate skips applying migrations at Open (the schema must then
+	// be current; see Client.Migrate and `leasehold migrate`).
+	SkipMigrate bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.Path == "" {
+		c.Path = DefaultPath
+	}
+	c.WorldTiming = c.WorldTiming.WithDefaults(lease.WorldDefaults())
+	if c.Clock == nil {
+		c.Clock = clock.Real()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports a configuration Open would refuse, naming the values.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.DatabaseURL != "" && !isPostgresURL(c.DatabaseURL) {
+		return fmt.Errorf("leasehold: DatabaseURL %q is not a postgres:// or postgresql:// URL: %w", redact(c.DatabaseURL), ErrInvalid)
+	}
+	if err := c.WorldTiming.Validate(); err != nil {
+		return fmt.Errorf("leasehold: world timing: %w", err)
+	}
+	return nil
+}
+
+func isPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// redact drops a password from a URL for error messages.
+func redact(u string) string {
+	if i := strings.Index(u, "@"); i > 0 {
+		if j := strings.Index(u, "://"); j > 0 && j < i {
+			return u[:j+3] + "…" + u[i:]
+		}
+	}
+	return u
+}

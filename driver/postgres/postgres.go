@@ -1,0 +1,257 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Config configures the Postgres driver. Zero values mean the defaults.
+type Config struct {
+	// URL is the pgx connection string (URL or key=value form), including
+	// multi-host strings for an HA pair. Required.
+	URL string
+	// Schema is set as the search_path of every connection, so the driver's
+	// tables live there. The schema must exist. Defaults to "": the server's
+	// default search_path.
+	Schema string
+	// StoreClock overrides the store clock. Defaults to nil: the store's own
+	// clock_timestamp(), read inside the transaction after the head row is
+	// locked. Tests inject a fake (as River's coalesce(@now, now()) does) so
+	// they can move lease expiry without sleeping; production leaves it nil.
+	StoreClock clock.Clock
+	// CriticalConns is the size of the reserved pool that carries every
+	// SyncCritical write (create, grant, renew, revoke, handoff, sweep,
+	// import), so batch traffic can never starve them. Defaults to 4.
+	CriticalConns int32
+	// GeneralConns is the size of the pool for DurableBatched writes
+	// (journal appends) and reads. Defaults to 8.
+	GeneralConns int32
+	// AcquireTimeout bounds the wait for a pooled connection. It must be
+	// shorter than StatementTimeout so a starved write fails fast and is
+	// retried. Defaults to 2s.
+	AcquireTimeout time.Duration
+	// StatementTimeout is the server-side statement_timeout of every
+	// connection, and also its idle_in_transaction_session_timeout, so a
+	// paused client cannot hold a world's head row locked for longer.
+	// Defaults to 10s.
+	StatementTimeout time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultCriticalConns    = 4
+	DefaultGeneralConns     = 8
+	DefaultAcquireTimeout   = 2 * time.Second
+	DefaultStatementTimeout = 10 * time.Second
+)
+
+// withDefaults returns c with zero values replaced by the defaults.
+func (c Config) withDefaults() Config {
+	if c.CriticalConns == 0 {
+		c.CriticalConns = DefaultCriticalConns
+	}
+	if c.GeneralConns == 0 {
+		c.GeneralConns = DefaultGeneralConns
+	}
+	if c.AcquireTimeout == 0 {
+		c.AcquireTimeout = DefaultAcquireTimeout
+	}
+	if c.StatementTimeout == 0 {
+		c.StatementTimeout = DefaultStatementTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate checks c after defaults are applied, naming the offending values.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.URL == "":
+		return errors.New("postgres: Config.URL is required")
+	case c.CriticalConns < 1:
+		return fmt.Errorf("postgres: Config.CriticalConns %d must be at least 1", c.CriticalConns)
+	case c.GeneralConns < 1:
+		return fmt.Errorf("postgres: Config.GeneralConns %d must be at least 1", c.GeneralConns)
+	case c.StatementTimeout < time.Millisecond:
+		return fmt.Errorf("postgres: Config.StatementTimeout %s must be at least 1ms", c.StatementTimeout)
+	case c.AcquireTimeout <= 0 || c.AcquireTimeout >= c.StatementTimeout:
+		return fmt.Errorf("postgres: Config.AcquireTimeout %s must be positive and shorter than StatementTimeout %s",
+			c.AcquireTimeout, c.StatementTimeout)
+	}
+	return nil
+}
+
+// Driver is the Postgres driver. It is safe for concurrent use; it holds no
+// Go lock of its own (the pools have theirs, never across a round trip).
+type Driver struct {
+	critical *pgxpool.Pool // SyncCritical writes only
+	general  *pgxpool.Pool // DurableBatched writes and reads
+	clock    clock.Clock   // nil: the store's clock_timestamp()
+	cfg      Config
+	log      *slog.Logger
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// Open creates the two pools and checks that the server answers and, when
+// Config.Schema is set, that the schema exists. It does not migrate; call
+// Migrate.
+func Open(ctx context.Context, cfg Config) (*Driver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	base, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parsing Config.URL: %w", err)
+	}
+	// Durability is part of the contract (SPEC §1): every session commits
+	// synchronously whatever the server or role default says.
+	rp := base.ConnConfig.RuntimeParams
+	rp["synchronous_commit"] = "on"
+	ms := strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
+	rp["statement_timeout"] = ms
+	rp["idle_in_transaction_session_timeout"] = ms
+	if cfg.Schema != "" {
+		rp["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
+	}
+	critCfg, genCfg := base.Copy(), base.Copy()
+	critCfg.MaxConns, genCfg.MaxConns = cfg.CriticalConns, cfg.GeneralConns
+	d := &Driver{clock: cfg.StoreClock, cfg: cfg, log: cfg.Logger}
+	if d.critical, err = pgxpool.NewWithConfig(ctx, critCfg); err != nil {
+		return nil, fmt.Errorf("postgres: critical pool: %w", err)
+	}
+	if d.general, err = pgxpool.NewWithConfig(ctx, genCfg); err != nil {
+		d.critical.Close()
+		return nil, fmt.Errorf("postgres: general pool: %w", err)
+	}
+	if err := d.check(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// check proves the server answers and the configured schema exists:
+// current_schema() is the first schema of the search_path that exists, so
+// it is NULL when Config.Schema names none.
+func (d *Driver) check(ctx context.Context) error {
+	conn, err := d.acquire(ctx, false)
+	if err != nil {
+		return fmt.Errorf("postgres: open: %w", err)
+	}
+	defer conn.Release()
+	var schema *string
+	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("postgres: open: %w", err)
+	}
+	if d.cfg.Schema != "" && (schema == nil || *schema != d.cfg.Schema) {
+		return fmt.Errorf("postgres: open: schema %q does not exist (create it first): %w", d.cfg.Schema, driver.ErrNotFound)
+	}
+	return nil
+}
+
+// Name implements driver.Driver.
+func (d *Driver) Name() string { return "postgres" }
+
+// Close implements driver.Driver. It waits for acquired connections to be
+// released.
+func (d *Driver) Close() error {
+	d.general.Close()
+	d.critical.Close()
+	return nil
+}
+
+// critical reports whether a write must go through the reserved pool: the
+// params' durability class decides, not the method.
+func critical(p lease.Classed) bool { return p.Class() == lease.SyncCritical }
+
+// acquire takes a connection from the critical or the general pool, waiting
+// at most Config.AcquireTimeout.
+func (d *Driver) acquire(ctx context.Context, crit bool) (*pgxpool.Conn, error) {
+	pool, name := d.general, "general"
+	if crit {
+		pool, name = d.critical, "critical"
+	}
+	actx, cancel := context.WithTimeout(ctx, d.cfg.AcquireTimeout)
+	defer cancel()
+	conn, err := pool.Acquire(actx)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("no %s connection free within %s: %w", name, d.cfg.AcquireTimeout, err)
+		}
+		return nil, fmt.Errorf("acquiring a %s connection: %w", name, err)
+	}
+	return conn, nil
+}
+
+// StoreNow implements driver.Driver: clock_timestamp() of the server (the
+// wall clock now, not the transaction start that now() would give), or the
+// injected StoreClock.
+func (d *Driver) StoreNow(ctx context.Context) (time.Time, error) {
+	if d.clock != nil {
+		return d.clock.Now(), nil
+	}
+	conn, err := d.acquire(ctx, false)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("postgres: reading the store clock: %w", err)
+	}
+	defer conn.Release()
+	var now time.Time
+	if err := conn.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("postgres: reading the store clock: %w", err)
+	}
+	return now.UTC(), nil
+}
+
+// settingNames are the durability settings Settings reports, read with SHOW
+// so they are the values the server applies to this driver's sessions.
+var settingNames = []string{
+	"synchronous_commit", "fsync", "wal_sync_method", "full_page_writes",
+	"synchronous_standby_names", "server_version",
+}
+
+// Settings implements driver.Driver, reading from a connection of the
+// critical pool (the sessions whose commits the contract is about) in one
+// pipelined round trip.
+func (d *Driver) Settings(ctx context.Context) (driver.Settings, error) {
+	s := driver.Settings{Driver: d.Name(), Values: map[string]string{}}
+	conn, err := d.acquire(ctx, true)
+	if err != nil {
+		return s, fmt.Errorf("postgres: reading settings: %w", err)
+	}
+	defer conn.Release()
+	b := &pgx.Batch{}
+	for _, name := range settingNames {
+		b.Queue("SHOW " + name)
+	}
+	br := conn.SendBatch(ctx, b)
+	for _, name := range settingNames {
+		var v string
+		if err := br.QueryRow().Scan(&v); err != nil {
+			br.Close()
+			return s, fmt.Errorf("postgres: reading setting %s: %w", name, err)
+		}
+		s.Values[name] = v
+	}
+	if err := br.Close(); err != nil {
+		return s, fmt.Errorf("postgres: reading settings: %w", err)
+	}
+	return s, nil
+}

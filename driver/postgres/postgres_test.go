@@ -1,0 +1,329 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/driver/drivertest"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/journal"
+)
+
+const term = 30 * time.Second
+
+// open opens a Driver on a fresh schema (dropped when the test ends) and
+// migrates it. cfg.URL and cfg.Schema are filled in.
+func open(tb testing.TB, cfg Config) *Driver {
+	tb.Helper()
+	ctx := context.Background()
+	cfg.URL, cfg.Schema = testdb.Schema(tb)
+	d, err := Open(ctx, cfg)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { require.NoError(tb, d.Close()) }) // runs before testdb drops the schema
+	_, err = d.Migrate(ctx)
+	require.NoError(tb, err)
+	return d
+}
+
+// harness is the conformance suite's factory: a fresh, migrated schema with
+// a fake store clock.
+func harness(t *testing.T) *drivertest.Harness {
+	t.Helper()
+	fake := clock.NewFake(drivertest.StartTime)
+	d := open(t, Config{StoreClock: fake})
+	return &drivertest.Harness{Driver: d, Clock: fake, Exec: func(ctx context.Context, q string) error {
+		_, err := d.general.Exec(ctx, q)
+		return err
+	}}
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	n := drivertest.Exercise(t, harness)
+	require.Equal(t, len(drivertest.Cases()), n)
+}
+
+func appendReq(holder string, epoch, seen int64, payload string) journal.AppendRequest {
+	return journal.AppendRequest{Holder: holder, Epoch: epoch, SeenPosition: seen, Kind: "note", Payload: []byte(payload)}
+}
+
+// auditHead reads the whole journal, audits it and checks the head row is
+// the fold.
+func auditHead(t *testing.T, d driver.Driver, world string) journal.Report {
+	t.Helper()
+	ctx := context.Background()
+	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: world, From: 1, Limit: 100000})
+	require.NoError(t, err)
+	rep := journal.Audit(es)
+	require.True(t, rep.OK(), "audit: %v", rep.Violation)
+	w, err := d.WorldGet(ctx, &driver.WorldGetParams{World: world})
+	require.NoError(t, err)
+	require.True(t, w.State.Equal(rep.Final), "head %s\nfold %s", w.State, rep.Final)
+	return rep
+}
+
+func TestSmoke(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	d, ctx := h.Driver, context.Background()
+	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
+	require.NoError(t, err)
+	require.Equal(t, drivertest.StartTime, w.CreatedAt)
+	h.Clock.Advance(time.Second + 1500*time.Nanosecond) // sub-µs part is truncated
+	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{
+		appendReq("home", 1, 1, `{"a":"<&>é"}`), appendReq("home", 1, 1, `[1,2]`),
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []journal.AppendOutcome{{Position: 2}, {Position: 3}}, out)
+	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w1", From: 1})
+	require.NoError(t, err)
+	require.Len(t, es, 3)
+	require.Equal(t, `{"a":"<&>é"}`, string(es[1].Payload), "payload is stored byte-exact")
+	require.Equal(t, drivertest.StartTime.Add(time.Second+time.Microsecond), es[2].StoreTime)
+	require.Equal(t, time.UTC, es[2].StoreTime.Location())
+	require.Nil(t, es[0].PrevHash, "empty prev_hash reads back as nil")
+	require.Nil(t, es[0].Signature, "empty signature reads back as nil")
+	rep := auditHead(t, d, "w1")
+	require.Equal(t, int64(3), rep.Final.Position)
+}
+
+// TestRealStoreClock runs without a StoreClock: the store's clock_timestamp()
+// is the time of every entry and expiry.
+func TestRealStoreClock(t *testing.T) {
+	t.Parallel()
+	d := open(t, Config{})
+	ctx := context.Background()
+	before, err := d.StoreNow(ctx)
+	require.NoError(t, err)
+	_, err = d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
+	require.NoError(t, err)
+	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	require.NoError(t, err)
+	require.NoError(t, out[0].Err)
+	rep := auditHead(t, d, "w1")
+	require.False(t, rep.Final.LastTime.Before(journal.NormalizeTime(before)))
+	after, err := d.StoreNow(ctx)
+	require.NoError(t, err)
+	require.False(t, after.Before(rep.Final.LastTime))
+	swept, err := d.LeaseSweepExpired(ctx, &driver.LeaseSweepParams{})
+	require.NoError(t, err)
+	require.Empty(t, swept, "a lease granted just now is live on the store clock")
+}
+
+// TestConcurrentAppendersSerializeOnTheHeadRow: many appenders to one world
+// at once, over both pools' worth of connections; every accepted entry gets
+// its own position and the journal verifies.
+func TestConcurrentAppendersSerializeOnTheHeadRow(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	d, ctx := h.Driver, context.Background()
+	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
+	require.NoError(t, err)
+	const n, each = 12, 10
+	positions := make(chan int64, n*each)
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Go(func() {
+			for i := range each {
+				out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
+					Requests: []journal.AppendRequest{appendReq("home", 1, 1, fmt.Sprintf(`{"g":%d,"i":%d}`, g, i))}})
+				if !assertNoError(t, err) || !assertNoError(t, out[0].Err) {
+					return
+				}
+				positions <- out[0].Position
+			}
+		})
+	}
+	wg.Wait()
+	close(positions)
+	seen := map[int64]bool{}
+	for p := range positions {
+		require.False(t, seen[p], "position %d given twice", p)
+		seen[p] = true
+	}
+	require.Len(t, seen, n*each)
+	rep := auditHead(t, d, "w1")
+	require.Equal(t, int64(1+n*each), rep.Final.Position)
+}
+
+func assertNoError(t *testing.T, err error) bool {
+	t.Helper()
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	return true
+}
+
+// TestCriticalWritesUseTheReservedPool: with the one critical connection
+// taken, a lease change fails fast on the acquire timeout while an append
+// (DurableBatched, general pool) and reads still go through; so batch
+// traffic and critical writes never wait on each other's connections.
+func TestCriticalWritesUseTheReservedPool(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(drivertest.StartTime)
+	d := open(t, Config{StoreClock: fake, CriticalConns: 1, GeneralConns: 1, AcquireTimeout: 100 * time.Millisecond})
+	ctx := context.Background()
+	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
+	require.NoError(t, err)
+
+	held, err := d.critical.Acquire(ctx)
+	require.NoError(t, err)
+	_, err = d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "w1", Op: "renew",
+		Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
+			return journal.PlanRenew(w.State, now, "home", 1, term)
+		}})
+	require.ErrorContains(t, err, "no critical connection free within 100ms")
+	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), out[0].Position)
+	held.Release()
+
+	_, err = d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "w1", Op: "renew",
+		Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
+			return journal.PlanRenew(w.State, now, "home", 1, term)
+		}})
+	require.NoError(t, err)
+	auditHead(t, d, "w1")
+}
+
+// TestRefusalsLeaveNoTransactionOpen: a planner refusal, an empty plan, a
+// missing world and a failed conditional write all end their transaction,
+// so the single connection is reused (not leaked, not discarded) each time.
+func TestRefusalsLeaveNoTransactionOpen(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(drivertest.StartTime)
+	d := open(t, Config{StoreClock: fake, CriticalConns: 1, GeneralConns: 1})
+	ctx := context.Background()
+	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
+	require.NoError(t, err)
+	renew := func(holder string) error {
+		_, err := d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "w1", Op: "renew",
+			Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
+				return journal.PlanRenew(w.State, now, holder, 1, term)
+			}})
+		return err
+	}
+	for range 3 {
+		require.ErrorIs(t, renew("other"), driver.ErrNotHolder)
+		_, err := d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "nope", Op: "renew",
+			Plan: func(w *driver.World, now time.Time) (journal.Plan, error) { return journal.Plan{}, nil }})
+		require.ErrorIs(t, err, driver.ErrNotFound)
+		require.ErrorContains(t, err, `"nope"`)
+		w, err := d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "w1", Op: "noop",
+			Plan: func(w *driver.World, now time.Time) (journal.Plan, error) { return journal.Plan{}, nil }})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), w.Position)
+		_, err = d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "w1", Op: "lie",
+			Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
+				s := w.State
+				s.Position = 0 // a stale compare-and-swap
+				return journal.PlanRenew(s, now, "home", 1, term)
+			}})
+		require.ErrorIs(t, err, driver.ErrFenced)
+		_, err = d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
+		require.ErrorIs(t, err, driver.ErrConflict)
+	}
+	require.NoError(t, renew("home"))
+	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+		st := pool.Stat()
+		require.Equal(t, int32(1), st.TotalConns(), "the one connection was reused")
+		require.Zero(t, st.AcquiredConns(), "nothing left acquired")
+		require.Equal(t, int64(1), st.NewConnsCount(), "never discarded and reopened")
+	}
+	auditHead(t, d, "w1")
+}
+
+func TestConcurrentMigratorsSerialize(t *testing.T) {
+	t.Parallel()
+	url, schema := testdb.Schema(t)
+	ctx := context.Background()
+	const n = 4
+	applied := make(chan []int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			d, err := Open(ctx, Config{URL: url, Schema: schema})
+			if !assertNoError(t, err) {
+				return
+			}
+			defer d.Close()
+			res, err := d.Migrate(ctx)
+			if !assertNoError(t, err) {
+				return
+			}
+			applied <- res.Applied
+		})
+	}
+	wg.Wait()
+	close(applied)
+	var total int
+	for a := range applied {
+		total += len(a)
+	}
+	ms, err := migrations()
+	require.NoError(t, err)
+	require.Equal(t, len(ms), total, "each migration applied exactly once")
+}
+
+func TestMigrateRefusesNewerSchemaNamingBothVersions(t *testing.T) {
+	t.Parallel()
+	d := open(t, Config{})
+	ctx := context.Background()
+	_, err := d.general.Exec(ctx, `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (42, '0042_x.sql', now())`)
+	require.NoError(t, err)
+	_, err = d.Migrate(ctx)
+	require.ErrorIs(t, err, driver.ErrSchemaTooNew)
+	require.ErrorContains(t, err, "schema version 42, this binary knows up to 1")
+}
+
+func TestOpenRefusesMissingSchemaAndBadConfig(t *testing.T) {
+	t.Parallel()
+	url := testdb.URL(t)
+	_, err := Open(context.Background(), Config{URL: url, Schema: "lh_no_such_schema"})
+	require.ErrorIs(t, err, driver.ErrNotFound)
+	require.ErrorContains(t, err, `schema "lh_no_such_schema" does not exist`)
+
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "URL is required"},
+		{Config{URL: url, CriticalConns: -1}, "CriticalConns -1"},
+		{Config{URL: url, GeneralConns: -2}, "GeneralConns -2"},
+		{Config{URL: url, AcquireTimeout: 10 * time.Second}, "AcquireTimeout 10s must be positive and shorter than StatementTimeout 10s"},
+		{Config{URL: url, StatementTimeout: time.Second}, "AcquireTimeout 2s must be positive and shorter than StatementTimeout 1s"},
+	} {
+		require.ErrorContains(t, c.cfg.Validate(), c.want)
+		_, err := Open(context.Background(), c.cfg)
+		require.ErrorContains(t, err, c.want)
+	}
+	require.NoError(t, Config{URL: url}.Validate())
+}
+
+func TestSettingsReportTheSessionsDurability(t *testing.T) {
+	t.Parallel()
+	d := open(t, Config{StatementTimeout: 7 * time.Second})
+	ctx := context.Background()
+	s, err := d.Settings(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "postgres", s.Driver)
+	require.Equal(t, "on", s.Values["synchronous_commit"])
+	for _, k := range settingNames {
+		require.Contains(t, s.Values, k)
+	}
+	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+		var st, sc string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT current_setting('statement_timeout'), current_setting('synchronous_commit')`).Scan(&st, &sc))
+		require.Equal(t, "7s", st)
+		require.Equal(t, "on", sc)
+	}
+}

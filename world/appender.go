@@ -1,0 +1,158 @@
+package world
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// AppenderConfig configures an Appender. Zero values mean the defaults.
+type AppenderConfig struct {
+	// MaxBatch bounds the appends one transaction carries. Defaults to 512.
+	MaxBatch int
+	// Timeout bounds one batch's store call. Defaults to 10s.
+	Timeout time.Duration
+}
+
+// Appender group-commits appends: concurrent appends to one world share one
+// driver.JournalAppend call, so one transaction and one fsync. There is no
+// timer: while a batch is in flight the next callers queue, and the batch
+// after it takes all of them. A lone appender therefore pays one round trip
+// and one fsync, and N concurrent appenders share them.
+//
+// An append is acknowledged (Append returns a position) only after the
+// store committed it. If the caller's context ends first, Append returns the
+// context's error and the append's outcome is unknown: it may still commit.
+type Appender struct {
+	d   driver.Driver
+	cfg AppenderConfig
+
+	mu     sync.Mutex        // guards queues; never held across a store call
+	queues map[string]*queue // worlds with a committer running
+	wg     sync.WaitGroup
+
+	batches, appends atomic.Int64
+}
+
+type queue struct {
+	pending []*call
+}
+
+type call struct {
+	ctx  context.Context
+	req  journal.AppendRequest
+	done chan struct{}
+	pos  int64
+	err  error
+}
+
+// NewAppender returns an Appender over d.
+func NewAppender(d driver.Driver, cfg AppenderConfig) *Appender {
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 512
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	return &Appender{d: d, cfg: cfg, queues: map[string]*queue{}}
+}
+
+// Append appends one data entry to world and returns its position once it
+// is durable. Refusals are *journal.RefusedError (see the append rule);
+// invalid input is *journal.InputError and reaches no store.
+func (a *Appender) Append(ctx context.Context, world string, req journal.AppendRequest) (int64, error) {
+	if err := journal.ValidateID("world", world); err != nil {
+		return 0, err
+	}
+	if err := journal.ValidateAppend(&req); err != nil {
+		return 0, err
+	}
+	c := &call{ctx: ctx, req: req, done: make(chan struct{})}
+	a.mu.Lock()
+	q, running := a.queues[world]
+	if !running {
+		q = &queue{}
+		a.queues[world] = q
+		a.wg.Add(1)
+	}
+	q.pending = append(q.pending, c)
+	a.mu.Unlock()
+	if !running {
+		go a.run(world, q)
+	}
+	select {
+	case <-c.done:
+		return c.pos, c.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// run commits the world's queue batch after batch until it is empty, then
+// retires the queue (under mu, so a concurrent Append either joins this
+// queue before it empties or starts a new committer).
+func (a *Appender) run(world string, q *queue) {
+	defer a.wg.Done()
+	for {
+		a.mu.Lock()
+		batch := a.take(q)
+		if batch == nil {
+			delete(a.queues, world)
+			a.mu.Unlock()
+			return
+		}
+		a.mu.Unlock()
+		a.commit(world, batch)
+	}
+}
+
+// take removes up to MaxBatch pending calls whose callers are still waiting;
+// nil when none are left. Called with mu held.
+func (a *Appender) take(q *queue) []*call {
+	var batch []*call
+	for len(q.pending) > 0 && len(batch) < a.cfg.MaxBatch {
+		c := q.pending[0]
+		q.pending[0] = nil
+		q.pending = q.pending[1:]
+		if c.ctx.Err() != nil { // the caller gave up before it was sent: write nothing for it
+			c.err = c.ctx.Err()
+			close(c.done)
+			continue
+		}
+		batch = append(batch, c)
+	}
+	return batch
+}
+
+func (a *Appender) commit(world string, batch []*call) {
+	reqs := make([]journal.AppendRequest, len(batch))
+	for i, c := range batch {
+		reqs[i] = c.req
+	}
+	// The batch belongs to many callers, so no one caller's context may
+	// cancel it; it is bounded by the Appender's own timeout instead.
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Timeout)
+	out, err := a.d.JournalAppend(ctx, &driver.JournalAppendParams{World: world, Requests: reqs})
+	cancel()
+	a.batches.Add(1)
+	a.appends.Add(int64(len(batch)))
+	for i, c := range batch {
+		if err != nil {
+			c.err = err
+		} else {
+			c.pos, c.err = out[i].Position, out[i].Err
+		}
+		close(c.done)
+	}
+}
+
+// Stats returns how many batches were committed and how many appends they
+// carried; appends/batches is the mean group-commit batch size.
+func (a *Appender) Stats() (batches, appends int64) { return a.batches.Load(), a.appends.Load() }
+
+// Wait blocks until every committer has finished its queue.
+func (a *Appender) Wait() { a.wg.Wait() }
