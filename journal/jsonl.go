@@ -206,5 +206,15 @@ func parseLine(line []byte) (*Entry, error) {
 		}
 		*f.dst = b
 	}
+	// The line must be exactly what Writer writes for this entry. JSON
+	// readers forgive things (field-name case, upper-case hex, escapes) that
+	// would let a changed byte pass unnoticed; the canonical line does not.
+	var canon bytes.Buffer
+	if err := NewWriter(&canon).Write(e); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(bytes.TrimSuffix(canon.Bytes(), []byte("\n")), line) {
+		return nil, errors.New("entry is not in the canonical export form")
+	}
 	return e, nil
 }

@@ -28,14 +28,16 @@ func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParam
 
 // distinctHolders are the holders whose rejection markers the planner may
 // ask about, read in round trip 1 so the planner never waits on the store.
+// Invalid holders are left out: the planner refuses their requests before
+// it asks.
 func distinctHolders(reqs []journal.AppendRequest) []string {
-	if len(reqs) == 1 {
+	if len(reqs) == 1 && journal.ValidateID("holder", reqs[0].Holder) == nil {
 		return []string{reqs[0].Holder}
 	}
 	seen := make(map[string]bool, len(reqs))
 	var out []string
 	for i := range reqs {
-		if h := reqs[i].Holder; !seen[h] {
+		if h := reqs[i].Holder; !seen[h] && journal.ValidateID("holder", h) == nil {
 			seen[h] = true
 			out = append(out, h)
 		}

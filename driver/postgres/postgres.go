@@ -97,6 +97,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// pingAfterIdle is how long a pooled connection may sit idle before it is
+// pinged on acquire (pgxpool's default is one second).
+const pingAfterIdle = time.Minute
+
 // Driver is the Postgres driver. It is safe for concurrent use; it holds no
 // Go lock of its own (the pools have theirs, never across a round trip).
 type Driver struct {
@@ -113,6 +117,12 @@ var _ driver.Driver = (*Driver)(nil)
 // Config.Schema is set, that the schema exists. It does not migrate; call
 // Migrate.
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
+	return openPools(ctx, cfg, nil)
+}
+
+// openPools is Open with a hook that may adjust both pools' configs (tests
+// wrap the network connection to count round trips).
+func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*Driver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -131,8 +141,21 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	if cfg.Schema != "" {
 		rp["search_path"] = pgx.Identifier{cfg.Schema}.Sanitize()
 	}
+	// pgxpool pings a connection idle for over a second before handing it
+	// out: with lease writes a few seconds apart that is one more round trip
+	// on nearly every SyncCritical write. A dead connection is found as
+	// surely by the change's first round trip, which commits nothing (its
+	// COMMIT is in the second), so the caller's retry is safe; ping only
+	// connections idle long enough to have been cut by a middlebox.
+	base.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool {
+		return p.IdleDuration > pingAfterIdle
+	}
 	critCfg, genCfg := base.Copy(), base.Copy()
 	critCfg.MaxConns, genCfg.MaxConns = cfg.CriticalConns, cfg.GeneralConns
+	if tweak != nil {
+		tweak(critCfg)
+		tweak(genCfg)
+	}
 	d := &Driver{clock: cfg.StoreClock, cfg: cfg, log: cfg.Logger}
 	if d.critical, err = pgxpool.NewWithConfig(ctx, critCfg); err != nil {
 		return nil, fmt.Errorf("postgres: critical pool: %w", err)
@@ -227,12 +250,12 @@ var settingNames = []string{
 	"synchronous_standby_names", "server_version",
 }
 
-// Settings implements driver.Driver, reading from a connection of the
-// critical pool (the sessions whose commits the contract is about) in one
-// pipelined round trip.
+// Settings implements driver.Driver in one pipelined round trip. It is a
+// read, so it uses the general pool; both pools' sessions are configured
+// alike (TestSettingsReportTheSessionsDurability checks both).
 func (d *Driver) Settings(ctx context.Context) (driver.Settings, error) {
 	s := driver.Settings{Driver: d.Name(), Values: map[string]string{}}
-	conn, err := d.acquire(ctx, true)
+	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return s, fmt.Errorf("postgres: reading settings: %w", err)
 	}

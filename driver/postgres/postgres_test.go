@@ -327,3 +327,44 @@ func TestSettingsReportTheSessionsDurability(t *testing.T) {
 		require.Equal(t, "on", sc)
 	}
 }
+
+// TestCancelWhileWaitingForTheHeadLock: a change whose context ends while
+// another transaction holds the head row fails, writes nothing and leaves
+// no transaction (or lock) behind; the world is writable again at once.
+func TestCancelWhileWaitingForTheHeadLock(t *testing.T) {
+	t.Parallel()
+	h := harness(t)
+	d, ctx := h.Driver.(*Driver), context.Background()
+	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
+	require.NoError(t, err)
+
+	blocker, err := d.critical.Begin(ctx)
+	require.NoError(t, err)
+	_, err = blocker.Exec(ctx, `SELECT 1 FROM worlds WHERE id = 'w1' FOR UPDATE`)
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = d.JournalAppend(short, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	require.Error(t, err)
+	require.NoError(t, blocker.Rollback(ctx))
+	// A session still in the cancelled transaction would hold a lock on
+	// this schema's worlds table (the RowShareLock of its FOR UPDATE).
+	var locks int
+	require.NoError(t, d.general.QueryRow(ctx, `SELECT count(*) FROM pg_locks
+		WHERE relation = 'worlds'::regclass AND pid <> pg_backend_pid()`).Scan(&locks))
+	if locks > 0 {
+		rows, _ := d.general.Query(ctx, `SELECT l.pid, l.mode, l.granted, a.state, a.wait_event_type, a.query FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE relation = 'worlds'::regclass AND pid <> pg_backend_pid()`)
+		for rows.Next() {
+			v, _ := rows.Values()
+			t.Log(v...)
+		}
+		rows.Close()
+	}
+	require.Zero(t, locks, "no session left in a transaction")
+
+	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), out[0].Position, "the cancelled append wrote nothing")
+	require.Zero(t, d.general.Stat().AcquiredConns())
+	auditHead(t, d, "w1")
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/leasehold/leasehold"
+)
+
+func runMigrate(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	def := storeFlags(fs)
+	_ = def
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := configFor(fs.Lookup("db").Value.String())
+	cfg.SkipMigrate = true
+	c, err := leasehold.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := c.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	if len(res.Applied) == 0 {
+		fmt.Fprintf(out, "schema is current at version %d\n", res.Version)
+		return nil
+	}
+	fmt.Fprintf(out, "applied migrations %v; schema at version %d\n", res.Applied, res.Version)
+	return nil
+}
+
+func runWorlds(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("worlds", flag.ContinueOnError)
+	open := storeFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	after := ""
+	for {
+		ws, err := c.Worlds(ctx, after, 100)
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			holder, until := w.Holder, ""
+			if holder == "" {
+				holder = "(revoked)"
+			} else {
+				until = " until " + w.ExpiresAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(out, "%-24s position %-6d epoch %-4d %s%s\n", w.World, w.Position, w.Epoch, holder, until)
+		}
+		if len(ws) < 100 {
+			return nil
+		}
+		after = ws[len(ws)-1].World
+	}
+}
+
+func runSweep(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	open := storeFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	n, err := c.SweepExpired(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "swept %d expired leases\n", n)
+	return nil
+}

@@ -1,0 +1,100 @@
+// Package postgres is Leasehold's production driver: Postgres through
+// pgx/v5, with the same tables, columns and meaning as the SQLite driver in
+// Postgres types (timestamptz at microsecond precision, bytea for hashes and
+// the byte-exact JSON payloads). It passes the shared conformance suite
+// (driver/drivertest) case for case.
+//
+// # Pools
+//
+// Two pgxpool pools, sized by Config:
+//
+//   - critical (default 4 connections) carries every write whose params'
+//     Class() is lease.SyncCritical: create, grant, renew, revoke, handoff,
+//     the expiry sweep's revoke-and-grant, import. Nothing else may take
+//     these connections, so a burst of appends or reads cannot starve the
+//     writes that keep leases and fences moving;
+//   - general (default 8) carries DurableBatched writes (journal appends,
+//     whose batch shares one commit) and every read.
+//
+// Routing is by the params' durability class, a type, not by method name.
+// Every session runs with synchronous_commit=on (a commit is acknowledged
+// only once it is durable), a statement_timeout, an equal
+// idle_in_transaction_session_timeout (a paused client cannot keep a world's
+// head row locked) and, when Config.Schema is set, that search_path.
+// Acquiring waits at most Config.AcquireTimeout, which must be shorter than
+// the statement timeout so a starved write fails fast and is retried.
+//
+// # One change, two round trips
+//
+// Every change to an existing world — LeaseChange, JournalAppend and each
+// world of LeaseSweepExpired — goes through one helper (change.go), which
+// takes a connection from the pool its class names and makes two round
+// trips, each one pipelined pgx.Batch:
+//
+//  1. BEGIN; SELECT the head row FOR UPDATE; SELECT clock_timestamp();
+//     and, for appends, SELECT the rejection markers of the locked epoch for
+//     the batch's holders. Postgres runs them in order, so the store time
+//     and the markers are read after the lock is granted, under it.
+//  2. One statement whose data-modifying CTEs make the conditional UPDATE of
+//     the head row, INSERT the entries (unnest of column arrays) and INSERT
+//     the rejection markers, both INSERTs gated on the UPDATE having
+//     matched; then COMMIT.
+//
+// Between the two, the pure planner of package journal decides, on the
+// locked head and that store time, what to write, and seals the entries
+// (hash chain included). If it refuses, or plans nothing (an append batch
+// whose refusals are all journaled already), the transaction is rolled back
+// instead of round trip 2. On a warm connection an append therefore costs
+// two round trips, and so does every lease change
+// (TestRoundTripsPerChange pins this); the first use of a statement on a
+// connection adds one to prepare it. No Go lock is held across a round
+// trip: the head row's lock is the only serialization, and it lives in the
+// store.
+//
+// An explicit BEGIN inside a pgx batch behaves as it reads: pgx sends the
+// batch as one pipeline ending in one Sync, the BEGIN turns the pipeline's
+// implicit transaction into an explicit one, and it stays open, holding the
+// row lock, until round trip 2's COMMIT. Any error leaves the transaction
+// open (aborted); the helper rolls it back before releasing the connection,
+// and pgxpool discards a connection still in a transaction if even that
+// fails.
+//
+// # Why the fence is in the WHERE
+//
+// The UPDATE's WHERE restates the plan's journal.Cond: position (a
+// compare-and-swap on the whole head), epoch and holder (the fence), expiry
+// against the store time the plan was made at, and the seen position. The
+// planner has already checked the same facts on the locked head, so in a
+// correct build the UPDATE always matches. It is there so that correctness
+// does not rest on the Go rules alone: the store itself refuses a write
+// under a stale fence, in the same statement that would make it. If the
+// UPDATE matches no row, neither INSERT writes anything, the (empty)
+// transaction commits, and the caller gets an error wrapping
+// driver.ErrFenced. Two sweepers or two replicas racing on one world
+// serialize on the row lock; the second re-plans on the head the first
+// left, which is why the sweep is safe on every replica at once.
+//
+// A COMMIT whose answer is lost (the connection drops after sending it) has
+// an unknown outcome, as with any database: the caller sees an error, and
+// must read the journal (entries carry the command's idempotency key)
+// rather than assume either way. Every earlier failure commits nothing.
+//
+// # Store clock
+//
+// Lease expiry is computed and compared on the store's clock_timestamp()
+// (not now(), which is the transaction's start and would predate the lock
+// wait). Tests inject a fake StoreClock instead, as River's
+// coalesce(@now, now()) does. timestamptz keeps microseconds, the journal's
+// resolution, so times round-trip exactly; they are read back in UTC.
+//
+// # Migrations
+//
+// Embedded (migrations/*.sql) and applied by Migrate in one transaction
+// under a transaction-scoped advisory lock keyed by the schema, so
+// concurrent migrators serialize and the second finds nothing to do. A
+// schema newer than the binary is refused with driver.ErrSchemaTooNew.
+//
+// Files: postgres.go (config, pools, settings, clock), migrate.go,
+// change.go (the one change path), world.go, journal.go, sweep.go,
+// errors.go.
+package postgres

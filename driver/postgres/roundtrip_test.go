@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/driver/drivertest"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// countingConn counts the writes a client makes. pgx buffers a pipeline
+// and flushes it once at its Sync, then waits for the answers, so each
+// write is one network round trip.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// TestRoundTripsPerChange pins the cost of the change path on a warm
+// connection (statements already prepared): two round trips for an append,
+// a lease change and a refused append alike, whatever the store clock.
+func TestRoundTripsPerChange(t *testing.T) {
+	t.Parallel()
+	for _, fake := range []bool{true, false} {
+		t.Run(map[bool]string{true: "fake_clock", false: "store_clock"}[fake], func(t *testing.T) {
+			t.Parallel()
+			var writes atomic.Int64
+			url, schema := testdb.Schema(t)
+			cfg := Config{URL: url, Schema: schema, CriticalConns: 1, GeneralConns: 1}
+			if fake {
+				cfg.StoreClock = clock.NewFake(drivertest.StartTime)
+			}
+			ctx := context.Background()
+			d, err := openPools(ctx, cfg, func(pc *pgxpool.Config) {
+				dial := pc.ConnConfig.DialFunc
+				pc.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					c, err := dial(ctx, network, addr)
+					if err != nil {
+						return nil, err
+					}
+					return countingConn{Conn: c, writes: &writes}, nil
+				}
+			})
+			require.NoError(t, err)
+			t.Cleanup(func() { d.Close() })
+			_, err = d.Migrate(ctx)
+			require.NoError(t, err)
+			_, err = d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: time.Hour})
+			require.NoError(t, err)
+
+			appendOne := func(holder string) {
+				t.Helper()
+				_, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
+					Requests: []journal.AppendRequest{{Holder: holder, Epoch: 1, SeenPosition: 1, Kind: "x", Payload: []byte(`{}`)}}})
+				require.NoError(t, err)
+			}
+			renew := func() {
+				t.Helper()
+				_, err := d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "w1", Op: "renew",
+					Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
+						return journal.PlanRenew(w.State, now, "home", 1, time.Hour)
+					}})
+				require.NoError(t, err)
+			}
+			zombies := 0
+			newZombie := func() string {
+				zombies++
+				return fmt.Sprintf("zombie-%d", zombies)
+			}
+			for _, c := range []struct {
+				name string
+				op   func()
+			}{
+				{"append", func() { appendOne("home") }},
+				{"renew", renew},
+				{"refused append, journaled", func() { appendOne(newZombie()) }},
+				{"refused append, not journaled again (ROLLBACK)", func() { appendOne("zombie") }},
+			} {
+				c.op() // warm: prepares the statements on the pool's one connection
+				before := writes.Load()
+				c.op()
+				require.Equal(t, int64(2), writes.Load()-before, c.name)
+			}
+			auditHead(t, d, "w1")
+		})
+	}
+}
