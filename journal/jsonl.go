@@ -137,11 +137,14 @@ func (r *Reader) readLine() ([]byte, error) {
 }
 
 func parseLine(line []byte) (*Entry, error) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, errors.New("empty line")
+	}
 	var j jsonlEntry
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&j); err != nil {
-		return nil, fmt.Errorf("malformed entry: %w", err)
+		return nil, fmt.Errorf("malformed entry: %v", err) // %v: a LineError must never match io.EOF
 	}
 	if d.More() {
 		return nil, errors.New("trailing data after the entry")

@@ -51,6 +51,11 @@
 // trip: the head row's lock is the only serialization, and it lives in the
 // store.
 //
+// A caller's context that ends mid-statement sends the server a cancel
+// request (rather than pgx's default of dropping the connection), so a
+// change given up while queued for a head row lock leaves the queue at once
+// and its connection is rolled back and reused.
+//
 // An explicit BEGIN inside a pgx batch behaves as it reads: pgx sends the
 // batch as one pipeline ending in one Sync, the BEGIN turns the pipeline's
 // implicit transaction into an explicit one, and it stays open, holding the

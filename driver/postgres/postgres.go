@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/leasehold/clock"
@@ -101,6 +103,11 @@ func (c Config) Validate() error {
 // pinged on acquire (pgxpool's default is one second).
 const pingAfterIdle = time.Minute
 
+// cancelDeadlineDelay bounds how long a statement whose context ended may
+// wait for the server to honour a cancel request before its connection is
+// closed instead.
+const cancelDeadlineDelay = 500 * time.Millisecond
+
 // Driver is the Postgres driver. It is safe for concurrent use; it holds no
 // Go lock of its own (the pools have theirs, never across a round trip).
 type Driver struct {
@@ -143,12 +150,23 @@ func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*D
 	}
 	// pgxpool pings a connection idle for over a second before handing it
 	// out: with lease writes a few seconds apart that is one more round trip
-	// on nearly every SyncCritical write. A dead connection is found as
-	// surely by the change's first round trip, which commits nothing (its
-	// COMMIT is in the second), so the caller's retry is safe; ping only
-	// connections idle long enough to have been cut by a middlebox.
+	// on nearly every SyncCritical write. A connection that died while idle
+	// fails the next request before any of it reaches the server, so nothing
+	// is committed and the caller's retry is safe; ping only connections
+	// idle long enough to have been cut by a middlebox.
 	base.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool {
 		return p.IdleDuration > pingAfterIdle
+	}
+	// When a caller's context ends mid-statement, ask the server to cancel
+	// the statement instead of dropping the connection (pgx's default). A
+	// change abandoned while it queues for a head row lock then leaves the
+	// queue at once and the connection is rolled back and reused; dropped,
+	// its backend would stay queued, take the lock in its turn and only then
+	// find its client gone, so a convoy of given-up appends would keep a hot
+	// world's lock busy. If the cancel request cannot reach the server, the
+	// connection's deadline closes it after cancelDeadlineDelay.
+	base.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelDeadlineDelay}
 	}
 	critCfg, genCfg := base.Copy(), base.Copy()
 	critCfg.MaxConns, genCfg.MaxConns = cfg.CriticalConns, cfg.GeneralConns

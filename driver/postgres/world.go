@@ -90,6 +90,11 @@ func (d *Driver) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*d
 // (none with an injected StoreClock), then one pipelined transaction that
 // inserts the head row and the first grant.
 func (d *Driver) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
+	// Refuse bad input before taking a connection (the plan is pure; it is
+	// made again below at the store's time).
+	if _, err := journal.PlanCreate(p.World, p.Home, p.Term, time.Time{}); err != nil {
+		return nil, err
+	}
 	conn, err := d.acquire(ctx, critical(p))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: creating world %q: %w", p.World, err)
