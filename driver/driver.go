@@ -31,7 +31,7 @@ type Driver interface {
 	// the store reports them (not as configured).
 	Settings(ctx context.Context) (Settings, error)
 	// Migrate applies the embedded migrations not yet applied, in order,
-	// each in its own transaction. It is idempotent and safe to run from
+	// all in one transaction. It is idempotent and safe to run from
 	// several processes at once. It refuses, with ErrSchemaTooNew, a schema
 	// that a newer binary migrated.
 	Migrate(ctx context.Context) (MigrateResult, error)
@@ -65,7 +65,8 @@ type Driver interface {
 	// when this returns without error.
 	JournalAppend(ctx context.Context, p *JournalAppendParams) ([]journal.AppendOutcome, error)
 	// JournalRead returns entries of one world with position >= p.From, in
-	// order, at most p.Limit. The range is inclusive of From.
+	// order, at most p.Limit. The range is inclusive of From. ErrNotFound if
+	// the world does not exist.
 	JournalRead(ctx context.Context, p *JournalReadParams) ([]journal.Entry, error)
 	// JournalImport creates a world from a verified journal (see
 	// journal.Auditor), in one transaction. ErrConflict if it exists.
@@ -146,8 +147,9 @@ type SweptWorld struct {
 	StoreTimeAt time.Time // the store time of the sweep's entries
 }
 
-// JournalAppendParams is a batch of appends to one world. Requests must
-// have passed journal.ValidateAppend.
+// JournalAppendParams is a batch of appends to one world. Each request is
+// validated by the planner (journal.PlanAppend, on a copy); an invalid one is
+// answered with its *journal.InputError and writes nothing.
 type JournalAppendParams struct {
 	World    string
 	Requests []journal.AppendRequest

@@ -86,6 +86,19 @@ func Fold(s State, e *Entry) (State, error) {
 	if err := ValidateKind(e.Kind, true); err != nil {
 		return bad("kind", "%v", err)
 	}
+	// Identifiers are checked here too, so an imported journal cannot bring
+	// in what the API would refuse.
+	if err := ValidateID("world", e.World); err != nil {
+		return bad("world", "%v", err)
+	}
+	if e.Holder != "" {
+		if err := ValidateID("holder", e.Holder); err != nil {
+			return bad("holder", "%v", err)
+		}
+	}
+	if err := ValidateKey(e.Key); err != nil {
+		return bad("key", "%v", err)
+	}
 	n := s
 	n.World, n.Position, n.LastHash, n.LastTime = e.World, e.Position, e.Hash, e.StoreTime
 	now := e.StoreTime

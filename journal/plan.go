@@ -232,16 +232,17 @@ type AppendOutcome struct {
 // not change it). Refusals for epoch, holder or expiry add an
 // append.rejected entry unless alreadyRejected(holder) says one was
 // journaled for that holder in the current epoch, or this batch has one.
-// Each request is validated (and its payload normalized in place) with
+// Each request is validated (and a copy of its payload normalized) with
 // ValidateAppend first; an invalid one is answered with its *InputError and
-// writes nothing.
+// writes nothing. The caller's requests are not modified.
 func PlanAppend(s State, now time.Time, reqs []AppendRequest, alreadyRejected func(holder string) bool) (Plan, []AppendOutcome) {
 	b := newBuilder(s, now)
 	out := make([]AppendOutcome, len(reqs))
 	marked := map[string]bool{}
 	accepted := false
 	for i := range reqs {
-		r := &reqs[i]
+		req := reqs[i] // a copy: validation normalizes the payload
+		r := &req
 		if err := ValidateAppend(r); err != nil {
 			out[i].Err = err
 			continue

@@ -76,4 +76,9 @@ var worldCases = []Case{
 		require.NoError(t, err)
 		require.Empty(t, es)
 	}},
+	{"JournalReadMissingWorldIsNotFound", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		_, err := e.d.JournalRead(e.ctx, &driver.JournalReadParams{World: "nope", From: 1})
+		require.ErrorIs(t, err, driver.ErrNotFound)
+	}},
 }

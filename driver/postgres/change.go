@@ -92,7 +92,7 @@ var errCondFailed = fmt.Errorf("conditional head write matched no row: %w", driv
 // instead of round trip 2. No Go lock is held at any point.
 func (d *Driver) change(ctx context.Context, r changeReq, plan planFunc) (*driver.World, error) {
 	fail := func(what string, err error) error {
-		return fmt.Errorf("postgres: %s %s: %s: %w", r.op, r.world, what, err)
+		return fmt.Errorf("postgres: %s %s: %s: %w", r.op, r.world, what, withCtx(ctx, err))
 	}
 	conn, err := d.acquire(ctx, r.critical)
 	if err != nil {
@@ -212,6 +212,16 @@ func (d *Driver) commitPlan(ctx context.Context, conn *pgxpool.Conn, p *journal.
 		return 0, fmt.Errorf("commit: %w", err)
 	}
 	return n, nil
+}
+
+// withCtx adds the context's error to err when the context has ended, so
+// errors.Is(err, context.DeadlineExceeded) holds also when the server
+// answered the cancel request with its own error (SQLSTATE 57014).
+func withCtx(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%w)", err, cerr)
+	}
+	return err
 }
 
 // endTx rolls back a transaction the change left open (a missing world, a

@@ -86,5 +86,11 @@ func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) (
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}
+	if len(out) == 0 { // an empty range of a missing world is ErrNotFound
+		rows.Close()
+		if _, err := d.WorldGet(ctx, &driver.WorldGetParams{World: p.World}); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }

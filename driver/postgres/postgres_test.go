@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -119,15 +121,18 @@ func TestRealStoreClock(t *testing.T) {
 }
 
 // TestConcurrentAppendersSerializeOnTheHeadRow: many appenders to one world
-// at once, over both pools' worth of connections; every accepted entry gets
-// its own position and the journal verifies.
+// at once; every accepted entry gets its own position and the journal
+// verifies.
 func TestConcurrentAppendersSerializeOnTheHeadRow(t *testing.T) {
 	t.Parallel()
 	h := harness(t)
 	d, ctx := h.Driver, context.Background()
 	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
 	require.NoError(t, err)
-	const n, each = 12, 10
+	// As many appenders as the general pool has connections: they queue on
+	// the head row's lock, not on the pool (whose acquire timeout would
+	// make the test depend on the machine's fsync speed).
+	const n, each = DefaultGeneralConns, 10
 	positions := make(chan int64, n*each)
 	var wg sync.WaitGroup
 	for g := range n {
@@ -170,7 +175,9 @@ func assertNoError(t *testing.T, err error) bool {
 func TestCriticalWritesUseTheReservedPool(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(drivertest.StartTime)
-	d := open(t, Config{StoreClock: fake, CriticalConns: 1, GeneralConns: 1, AcquireTimeout: 100 * time.Millisecond})
+	// The acquire timeout also bounds making a connection (in Open and
+	// Migrate), so it is not made tiny for a loaded CI machine.
+	d := open(t, Config{StoreClock: fake, CriticalConns: 1, GeneralConns: 1, AcquireTimeout: time.Second})
 	ctx := context.Background()
 	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
 	require.NoError(t, err)
@@ -181,7 +188,7 @@ func TestCriticalWritesUseTheReservedPool(t *testing.T) {
 		Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
 			return journal.PlanRenew(w.State, now, "home", 1, term)
 		}})
-	require.ErrorContains(t, err, "no critical connection free within 100ms")
+	require.ErrorContains(t, err, "no critical connection free within 1s")
 	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
 	require.NoError(t, err)
 	require.Equal(t, int64(2), out[0].Position)
@@ -345,21 +352,27 @@ func TestCancelWhileWaitingForTheHeadLock(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	_, err = d.JournalAppend(short, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
-	require.Error(t, err)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NoError(t, blocker.Rollback(ctx))
-	// The cancelled statement was cancelled on the server too (not just
-	// abandoned) and its transaction rolled back before JournalAppend
-	// returned: no session still holds or queues for a lock on this
-	// schema's worlds table.
-	var locks int
-	require.NoError(t, d.general.QueryRow(ctx, `SELECT count(*) FROM pg_locks
-		WHERE relation = 'worlds'::regclass AND pid <> pg_backend_pid()`).Scan(&locks))
-	require.Zero(t, locks, "no session left in a transaction")
-
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "57014" {
+		// The statement was cancelled on the server too (not just
+		// abandoned) and its transaction rolled back before JournalAppend
+		// returned: no session still holds or queues for a lock on this
+		// schema's worlds table.
+		var locks int
+		require.NoError(t, d.general.QueryRow(ctx, `SELECT count(*) FROM pg_locks
+			WHERE relation = 'worlds'::regclass AND pid <> pg_backend_pid()`).Scan(&locks))
+		require.Zero(t, locks, "no session left in a transaction")
+		require.Equal(t, int64(1), d.general.Stat().NewConnsCount(), "the cancelled connection was rolled back and reused")
+	} else {
+		// A loaded machine: the cancel request did not land within
+		// cancelDeadlineDelay, so the connection was dropped instead. Its
+		// backend gives up the lock once it finds its client gone.
+		t.Log("cancel request too slow; the connection was dropped")
+	}
 	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
 	require.NoError(t, err)
 	require.Equal(t, int64(2), out[0].Position, "the cancelled append wrote nothing")
 	require.Zero(t, d.general.Stat().AcquiredConns())
-	require.Equal(t, int64(1), d.general.Stat().NewConnsCount(), "the cancelled connection was rolled back and reused")
 	auditHead(t, d, "w1")
 }

@@ -143,7 +143,9 @@ ON CONFLICT DO NOTHING`
 // ErrConflict.
 func (d *Driver) insertWorld(ctx context.Context, conn *pgxpool.Conn, home string, defTerm time.Duration,
 	s journal.State, entries []journal.Entry, rs []driver.Rejection, created time.Time) (*driver.World, error) {
-	fail := func(err error) error { return fmt.Errorf("postgres: creating world %q: %w", s.World, err) }
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: creating world %q: %w", s.World, withCtx(ctx, err))
+	}
 	defer d.endTx(ctx, conn) // a failed INSERT leaves the transaction open and aborted
 	created = journal.NormalizeTime(created)
 	b := &pgx.Batch{}

@@ -20,21 +20,27 @@ type planFunc func(w *driver.World, now time.Time, rejected func(holder string) 
 // BEGIN IMMEDIATE (the single writer), read the head, plan, one conditional
 // head UPDATE that re-asserts the plan's Cond, insert the entries, commit.
 func (d *Driver) change(ctx context.Context, worldID, op string, plan planFunc) (*driver.World, error) {
+	st, err := d.prepared(ctx)
+	if err != nil {
+		return nil, err
+	}
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: begin: %w", op, worldID, err)
 	}
 	defer tx.Rollback()
-	w, err := getWorld(ctx, tx, worldID)
+	w, err := scanWorld(tx.StmtContext(ctx, st.selectWorld).QueryRowContext(ctx, worldID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("world %q: %w", worldID, driver.ErrNotFound)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sqlite: %s %s: reading head: %w", op, worldID, err)
 	}
 	now := d.clock.Now()
 	var qerr error
 	rejected := func(holder string) bool {
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM journal_rejections WHERE world = ? AND epoch = ? AND holder = ?`,
-			worldID, w.Epoch, holder).Scan(&one)
+		err := tx.StmtContext(ctx, st.selectRejection).QueryRowContext(ctx, worldID, w.Epoch, holder).Scan(&one)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			qerr = err
 		}
@@ -50,7 +56,7 @@ func (d *Driver) change(ctx context.Context, worldID, op string, plan planFunc) 
 	if p.Empty() {
 		return w, nil
 	}
-	if err := writePlan(ctx, tx, &p); err != nil {
+	if err := writePlan(ctx, tx, st, &p); err != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -81,9 +87,9 @@ WHERE id = ?9
 // the SQL rule disagree. It is reported as a fenced write, never applied.
 var errCondFailed = fmt.Errorf("conditional head write matched no row: %w", driver.ErrFenced)
 
-func writePlan(ctx context.Context, tx *sql.Tx, p *journal.Plan) error {
+func writePlan(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) error {
 	a, c := p.After, p.Cond
-	res, err := tx.ExecContext(ctx, condUpdate,
+	res, err := tx.StmtContext(ctx, st.condUpdate).ExecContext(ctx,
 		a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(), a.Epoch, a.Holder,
 		int64(a.Term/time.Microsecond), expiresArg(a), a.GrantedAt,
 		a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt)
@@ -93,26 +99,24 @@ func writePlan(ctx context.Context, tx *sql.Tx, p *journal.Plan) error {
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return errCondFailed
 	}
-	if err := insertEntries(ctx, tx, p.Entries); err != nil {
+	if err := insertEntries(ctx, tx.StmtContext(ctx, st.insertEntry), p.Entries); err != nil {
 		return err
 	}
 	for _, h := range p.Rejected {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO journal_rejections (world, epoch, holder) VALUES (?, ?, ?)`,
-			a.World, a.Epoch, h); err != nil {
+		if _, err := tx.StmtContext(ctx, st.insertRejection).ExecContext(ctx, a.World, a.Epoch, h); err != nil {
 			return fmt.Errorf("recording rejection: %w", err)
 		}
 	}
 	return nil
 }
 
-func insertEntries(ctx context.Context, tx *sql.Tx, entries []journal.Entry) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO journal_entries
-		(world, position, epoch, kind, holder, key, payload, store_time, prev_hash, hash, signature)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("inserting entries: %w", err)
-	}
-	defer stmt.Close()
+const insertEntrySQL = `INSERT INTO journal_entries
+	(world, position, epoch, kind, holder, key, payload, store_time, prev_hash, hash, signature)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// insertEntries inserts entries with stmt (insertEntrySQL bound to the
+// transaction).
+func insertEntries(ctx context.Context, stmt *sql.Stmt, entries []journal.Entry) error {
 	for i := range entries {
 		e := &entries[i]
 		if _, err := stmt.ExecContext(ctx, e.World, e.Position, e.Epoch, string(e.Kind), e.Holder, e.Key,

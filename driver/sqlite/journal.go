@@ -58,5 +58,13 @@ func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) (
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
+	}
+	if len(out) == 0 { // an empty range of a missing world is ErrNotFound
+		if _, err := d.WorldGet(ctx, &driver.WorldGetParams{World: p.World}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

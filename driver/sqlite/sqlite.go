@@ -35,6 +35,7 @@ type Driver struct {
 	w, r  *sql.DB
 	clock clock.Clock
 	log   *slog.Logger
+	stmts stmtCache
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -97,6 +98,12 @@ func (d *Driver) Name() string { return "sqlite" }
 
 // Close implements driver.Driver.
 func (d *Driver) Close() error {
+	d.stmts.mu.Lock()
+	if d.stmts.s != nil {
+		d.stmts.s.close()
+		d.stmts.s = nil
+	}
+	d.stmts.mu.Unlock()
 	return errorsJoin(d.r.Close(), d.w.Close())
 }
 

@@ -92,6 +92,10 @@ func (d *Driver) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (
 // transaction; the primary key makes a second create an ErrConflict.
 func (d *Driver) insertWorld(ctx context.Context, home string, defTerm time.Duration, s journal.State,
 	entries []journal.Entry, rejections []rejection) (*driver.World, error) {
+	st, err := d.prepared(ctx)
+	if err != nil {
+		return nil, err
+	}
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
@@ -107,7 +111,7 @@ func (d *Driver) insertWorld(ctx context.Context, home string, defTerm time.Dura
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
 	}
-	if err := insertEntries(ctx, tx, entries); err != nil {
+	if err := insertEntries(ctx, tx.StmtContext(ctx, st.insertEntry), entries); err != nil {
 		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
 	}
 	for _, r := range rejections {
