@@ -56,8 +56,10 @@ type Driver interface {
 	// expired on the store clock and, for each in its own conditional
 	// transaction, appends lease.revoked{reason: expiry} then
 	// lease.granted{holder: home, epoch+1}. Safe when several processes
-	// sweep at once: a world is swept by exactly one of them.
-	LeaseSweepExpired(ctx context.Context, p *LeaseSweepParams) ([]SweptWorld, error)
+	// sweep at once: a world is swept by exactly one of them. A world that
+	// fails is skipped (its error joined into the returned error) and the
+	// others are still swept.
+	LeaseSweepExpired(ctx context.Context, p *LeaseSweepParams) (*SweepResult, error)
 	// JournalAppend appends a batch of data entries to one world in one
 	// transaction (one fsync), in order, under the append rule. Each request
 	// gets an outcome; refusals for epoch, holder or expiry are journaled as
@@ -137,6 +139,14 @@ type LeaseSweepParams struct {
 
 // Class implements lease.Classed.
 func (*LeaseSweepParams) Class() lease.Durability { return lease.SyncCritical }
+
+// SweepResult is one sweep batch. Candidates is how many expired worlds the
+// scan found (at most the limit): a caller repeats while Candidates reached
+// the limit, even if other sweepers took some of them.
+type SweepResult struct {
+	Candidates int
+	Swept      []SweptWorld
+}
 
 // SweptWorld is a world the sweep revoked and re-granted.
 type SweptWorld struct {

@@ -67,8 +67,28 @@ func PrepareImport(p *JournalImportParams) (*Import, error) {
 	if imp.Home == "" {
 		imp.Home = g.Holder
 	}
-	if imp.DefaultTerm <= 0 {
+	if imp.DefaultTerm == 0 {
 		imp.DefaultTerm = time.Duration(g.TermMS) * time.Millisecond
 	}
+	// The sweep grants to Home for DefaultTerm: an import must not create a
+	// world the sweep could never re-grant.
+	if err := journal.ValidateID("home", imp.Home); err != nil {
+		return nil, err
+	}
+	if err := journal.ValidateTerm(imp.DefaultTerm); err != nil {
+		return nil, err
+	}
 	return imp, nil
+}
+
+// CheckTime refuses a journal whose last store time is after the store's
+// now. Store times are the store's clock; an entry "from the future" would
+// keep its lease alive past its term on the store clock (and every later
+// entry would be stamped no earlier than it).
+func (imp *Import) CheckTime(now time.Time) error {
+	if imp.Final.LastTime.After(now) {
+		return &journal.InputError{Field: "entries", Problem: fmt.Sprintf(
+			"the last entry's store time %s is after the store's now %s", imp.Final.LastTime.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))}
+	}
+	return nil
 }

@@ -99,6 +99,13 @@ func Fold(s State, e *Entry) (State, error) {
 	if err := ValidateKey(e.Key); err != nil {
 		return bad("key", "%v", err)
 	}
+	// Payloads are stored in their canonical compact form; anything else
+	// could not be exported and re-imported byte for byte.
+	if norm, err := NormalizePayload(e.Payload); err != nil {
+		return bad("payload", "%v", err)
+	} else if !bytes.Equal(norm, e.Payload) {
+		return bad("payload", "payload is not compact canonical JSON")
+	}
 	n := s
 	n.World, n.Position, n.LastHash, n.LastTime = e.World, e.Position, e.Hash, e.StoreTime
 	now := e.StoreTime
@@ -114,7 +121,7 @@ func Fold(s State, e *Entry) (State, error) {
 			return bad("grant_while_held", "granted to %q while %q holds epoch %d", p.Holder, s.Holder, s.Epoch)
 		case p.Epoch != s.Epoch+1:
 			return bad("stale_epoch", "granted epoch %d, expected %d", p.Epoch, s.Epoch+1)
-		case p.Holder == "" || p.TermMS <= 0:
+		case p.Holder == "" || !termPayloadValid(p.TermMS):
 			return bad("payload", "lease.granted needs a holder and a positive term")
 		case p.GrantedAtPosition != e.Position:
 			return bad("payload", "granted_at_position %d is not the entry's position", p.GrantedAtPosition)
@@ -129,8 +136,8 @@ func Fold(s State, e *Entry) (State, error) {
 		if reason := s.writeRefusal(e.Holder, p.Epoch, now); reason != "" {
 			return bad(string(reason), "renewal by %q under epoch %d refused (current %s)", e.Holder, p.Epoch, s)
 		}
-		if p.TermMS <= 0 {
-			return bad("payload", "lease.renewed needs a positive term")
+		if !termPayloadValid(p.TermMS) {
+			return bad("payload", "lease.renewed needs a term in (0, %s]", MaxTerm)
 		}
 		n.Term = termOf(p.TermMS)
 		n.ExpiresAt = now.Add(n.Term)
@@ -159,7 +166,7 @@ func Fold(s State, e *Entry) (State, error) {
 		switch {
 		case p.Epoch != s.Epoch+1:
 			return bad("stale_epoch", "handed off to epoch %d, expected %d", p.Epoch, s.Epoch+1)
-		case p.To == "" || p.To == p.From || p.TermMS <= 0:
+		case p.To == "" || p.To == p.From || !termPayloadValid(p.TermMS):
 			return bad("payload", "lease.handed_off needs a new holder other than %q and a positive term", p.From)
 		}
 		n.Epoch, n.Holder, n.Term, n.GrantedAt = p.Epoch, p.To, termOf(p.TermMS), e.Position

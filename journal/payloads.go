@@ -48,8 +48,17 @@ type Rejected struct {
 	Reason Reason `json:"reason"`
 }
 
-// Term returns the duration of a term_ms field.
-func termOf(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+// termOf returns the duration of a term_ms field, saturating; Fold refuses
+// terms outside (0, MaxTerm] before using one.
+func termOf(ms int64) time.Duration {
+	if ms > int64(MaxTerm/time.Millisecond) {
+		return MaxTerm + time.Millisecond
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// termPayloadValid reports whether a term_ms field is a valid term.
+func termPayloadValid(ms int64) bool { return ms > 0 && ValidateTerm(termOf(ms)) == nil }
 
 // termMS converts a term to whole milliseconds, rounding up so a term is
 // never shortened by the encoding.

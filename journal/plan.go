@@ -98,12 +98,18 @@ func (b *builder) done() Plan {
 	return b.plan
 }
 
-func validTerm(term time.Duration) error {
-	if term <= 0 || term > 24*time.Hour {
-		return invalid("term", "%s must be positive and at most 24h", term)
+// MaxTerm bounds a lease term.
+const MaxTerm = 24 * time.Hour
+
+// ValidateTerm checks a lease term: positive and at most MaxTerm.
+func ValidateTerm(term time.Duration) error {
+	if term <= 0 || term > MaxTerm {
+		return invalid("term", "%s must be positive and at most %s", term, MaxTerm)
 	}
 	return nil
 }
+
+func validTerm(term time.Duration) error { return ValidateTerm(term) }
 
 // PlanCreate plans a new world whose first entry grants epoch 1 to home.
 func PlanCreate(world, home string, term time.Duration, now time.Time) (Plan, error) {

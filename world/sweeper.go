@@ -2,6 +2,7 @@ package world
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -35,19 +36,30 @@ func NewSweeper(d driver.Driver, c clock.Clock, t lease.Timing, log *slog.Logger
 }
 
 // SweepOnce sweeps until no held lease is expired and returns how many
-// worlds it swept.
+// worlds it swept. It repeats bounded batches while the scan comes back full
+// — not while this sweeper swept a full batch: with several replicas
+// sweeping, each takes only part of every batch — and stops when a batch
+// made no progress (every candidate failed), so a failing world cannot spin
+// it; failures are retried next period.
 func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 	total := 0
+	var errs []error
 	for {
-		swept, err := s.d.LeaseSweepExpired(ctx, &driver.LeaseSweepParams{Limit: s.batch})
-		total += len(swept)
-		for _, w := range swept {
+		res, err := s.d.LeaseSweepExpired(ctx, &driver.LeaseSweepParams{Limit: s.batch})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if res == nil {
+			return total, errors.Join(errs...)
+		}
+		total += len(res.Swept)
+		for _, w := range res.Swept {
 			s.log.Info("lease expired: revoked and granted to home", "world", w.World,
 				"expired_at", w.ExpiredAt, "swept_at", w.StoreTimeAt, "new_epoch", w.Granted.Epoch,
 				"class", lease.SyncCritical.String())
 		}
-		if err != nil || len(swept) < s.batch {
-			return total, err
+		if res.Candidates < s.batch || len(res.Swept) == 0 && err != nil || ctx.Err() != nil {
+			return total, errors.Join(errs...)
 		}
 	}
 }

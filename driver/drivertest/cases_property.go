@@ -85,9 +85,9 @@ func runProperty(t *testing.T, e *env, seed uint64, steps int) {
 			op = "sweep"
 			var ok bool
 			predicted, ok = journal.PlanSweep(model, now, "home", term)
-			swept, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
+			res, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
 			require.NoError(t, err)
-			require.Equal(t, ok, len(swept) == 1, "step %d: sweep", step)
+			require.Equal(t, ok, len(res.Swept) == 1, "step %d: sweep", step)
 		default:
 			op = "append"
 			reqs := make([]journal.AppendRequest, 1+rng.IntN(3))

@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/world"
 )
 
 var sweepCases = []Case{
@@ -18,14 +21,15 @@ var sweepCases = []Case{
 		e.create("w1", "home")
 		e.handoff("w1", "home", "node", 1)
 		e.h.Clock.Advance(term - time.Microsecond)
-		swept, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
+		res, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
 		require.NoError(t, err)
-		require.Empty(t, swept, "nothing expires early")
+		require.Empty(t, res.Swept, "nothing expires early")
+		require.Zero(t, res.Candidates)
 		e.h.Clock.Advance(time.Microsecond)
-		swept, err = e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
+		res, err = e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
 		require.NoError(t, err)
-		require.Len(t, swept, 1)
-		require.Equal(t, StartTime.Add(term), swept[0].ExpiredAt)
+		require.Len(t, res.Swept, 1)
+		require.Equal(t, StartTime.Add(term), res.Swept[0].ExpiredAt)
 		es := e.read("w1")
 		require.Len(t, es, 4)
 		require.Equal(t, journal.KindRevoked, es[2].Kind)
@@ -47,10 +51,10 @@ var sweepCases = []Case{
 		total := 0
 		for range 8 {
 			wg.Go(func() {
-				swept, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
+				res, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
 				require.NoError(t, err)
 				mu.Lock()
-				total += len(swept)
+				total += len(res.Swept)
 				mu.Unlock()
 			})
 		}
@@ -70,12 +74,12 @@ var sweepCases = []Case{
 		e.h.Clock.Advance(term)
 		var batches, total int
 		for {
-			swept, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{Limit: 10})
+			res, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{Limit: 10})
 			require.NoError(t, err)
-			require.LessOrEqual(t, len(swept), 10)
+			require.LessOrEqual(t, len(res.Swept), 10)
 			batches++
-			total += len(swept)
-			if len(swept) < 10 {
+			total += len(res.Swept)
+			if res.Candidates < 10 {
 				break
 			}
 		}
@@ -84,5 +88,30 @@ var sweepCases = []Case{
 		for i := range 25 {
 			require.Equal(t, int64(2), e.get(fmt.Sprintf("w%02d", i)).Epoch)
 		}
+	}},
+	{"ConcurrentSweepersSweepEveryExpiredWorld", func(t *testing.T, f Factory) {
+		// Two sweepers scanning the same candidates each sweep only part of
+		// every batch; both must keep going until none are expired.
+		e := newEnv(t, f)
+		const n = 300
+		for i := range n {
+			e.create(fmt.Sprintf("w%03d", i), "home")
+		}
+		e.h.Clock.Advance(term)
+		var wg sync.WaitGroup
+		var swept [2]int
+		for i := range 2 {
+			wg.Go(func() {
+				s := world.NewSweeper(e.d, e.h.Clock, lease.WorldDefaults(), slog.New(slog.DiscardHandler))
+				var err error
+				swept[i], err = s.SweepOnce(e.ctx)
+				require.NoError(t, err)
+			})
+		}
+		wg.Wait()
+		require.Equal(t, n, swept[0]+swept[1])
+		res, err := e.d.LeaseSweepExpired(e.ctx, &driver.LeaseSweepParams{})
+		require.NoError(t, err)
+		require.Zero(t, res.Candidates, "nothing left expired after one period")
 	}},
 }

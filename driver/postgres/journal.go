@@ -54,6 +54,22 @@ func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) (
 	if limit <= 0 {
 		limit = 1000
 	}
+	out, err := d.readEntries(ctx, p, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 { // an empty range of a missing world is ErrNotFound
+		if _, err := d.WorldGet(ctx, &driver.WorldGetParams{World: p.World}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readEntries holds its connection only for the query, so the existence
+// check after an empty read takes a connection of its own without holding
+// two (which starves the pool under concurrent tail reads).
+func (d *Driver) readEntries(ctx context.Context, p *driver.JournalReadParams, limit int) ([]journal.Entry, error) {
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
@@ -85,12 +101,6 @@ func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) (
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
-	}
-	if len(out) == 0 { // an empty range of a missing world is ErrNotFound
-		rows.Close()
-		if _, err := d.WorldGet(ctx, &driver.WorldGetParams{World: p.World}); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }

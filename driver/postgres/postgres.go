@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/leasehold/clock"
@@ -103,11 +101,6 @@ func (c Config) Validate() error {
 // pinged on acquire (pgxpool's default is one second).
 const pingAfterIdle = time.Minute
 
-// cancelDeadlineDelay bounds how long a statement whose context ended may
-// wait for the server to honour a cancel request before its connection is
-// closed instead.
-const cancelDeadlineDelay = 500 * time.Millisecond
-
 // Driver is the Postgres driver. It is safe for concurrent use; it holds no
 // Go lock of its own (the pools have theirs, never across a round trip).
 type Driver struct {
@@ -157,17 +150,10 @@ func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*D
 	base.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool {
 		return p.IdleDuration > pingAfterIdle
 	}
-	// When a caller's context ends mid-statement, ask the server to cancel
-	// the statement instead of dropping the connection (pgx's default). A
-	// change abandoned while it queues for a head row lock then leaves the
-	// queue at once and the connection is rolled back and reused; dropped,
-	// its backend would stay queued, take the lock in its turn and only then
-	// find its client gone, so a convoy of given-up appends would keep a hot
-	// world's lock busy. If the cancel request cannot reach the server, the
-	// connection's deadline closes it after cancelDeadlineDelay.
-	base.ConnConfig.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelDeadlineDelay}
-	}
+	// When a caller's context ends mid-statement, pgx's default closes the
+	// connection. We do not use CancelRequestContextWatcherHandler: its
+	// cancel request is asynchronous and can land on the next statement of
+	// the reused connection — another caller's batch (jackc/pgx#2534).
 	critCfg, genCfg := base.Copy(), base.Copy()
 	critCfg.MaxConns, genCfg.MaxConns = cfg.CriticalConns, cfg.GeneralConns
 	if tweak != nil {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 // re-checks expiry on the locked head, and whose conditional write
 // re-asserts it (expires_at <= now). A world another sweeper got to first
 // re-plans to nothing and is skipped, so each expiry is swept exactly once.
-func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) ([]driver.SweptWorld, error) {
+func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) (*driver.SweepResult, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
@@ -24,7 +25,8 @@ func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepPara
 	if err != nil {
 		return nil, fmt.Errorf("postgres: sweep scan: %w", err)
 	}
-	var swept []driver.SweptWorld
+	res := &driver.SweepResult{Candidates: len(ids)}
+	var errs []error
 	for _, id := range ids {
 		var sw *driver.SweptWorld
 		_, err := d.change(ctx, changeReq{world: id, op: "sweep", critical: critical(p)},
@@ -36,14 +38,15 @@ func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepPara
 				}
 				return plan, nil
 			})
-		if err != nil {
-			return swept, err
+		if err != nil { // one world's failure must not hold up the others
+			errs = append(errs, fmt.Errorf("%s: sweeping %q: %w", "postgres", id, err))
+			continue
 		}
 		if sw != nil {
-			swept = append(swept, *sw)
+			res.Swept = append(res.Swept, *sw)
 		}
 	}
-	return swept, nil
+	return res, errors.Join(errs...)
 }
 
 // sweepScan lists up to limit worlds whose lease is held and expired on the

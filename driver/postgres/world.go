@@ -192,6 +192,9 @@ func (d *Driver) JournalImport(ctx context.Context, p *driver.JournalImportParam
 	if err != nil {
 		return nil, fmt.Errorf("postgres: importing world %q: %w", imp.Final.World, err)
 	}
+	if err := imp.CheckTime(now); err != nil {
+		return nil, err
+	}
 	return d.insertWorld(ctx, conn, imp.Home, imp.DefaultTerm, imp.Final, p.Entries, imp.Rejections, now)
 }
 

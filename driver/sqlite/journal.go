@@ -61,6 +61,7 @@ func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) (
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
 	}
+	rows.Close()       // give the read connection back before the existence check takes one
 	if len(out) == 0 { // an empty range of a missing world is ErrNotFound
 		if _, err := d.WorldGet(ctx, &driver.WorldGetParams{World: p.World}); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // world is then swept in its own change, whose plan re-checks expiry on the
 // locked head and whose conditional write re-asserts it, so a world another
 // sweeper got to first is skipped.
-func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) ([]driver.SweptWorld, error) {
+func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) (*driver.SweepResult, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
@@ -36,7 +37,8 @@ func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepPara
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: sweep scan: %w", err)
 	}
-	var swept []driver.SweptWorld
+	res := &driver.SweepResult{Candidates: len(ids)}
+	var errs []error
 	for _, id := range ids {
 		var sw *driver.SweptWorld
 		_, err := d.change(ctx, id, "sweep", func(w *driver.World, now time.Time, _ func(string) bool) (journal.Plan, error) {
@@ -47,12 +49,13 @@ func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepPara
 			}
 			return plan, nil
 		})
-		if err != nil {
-			return swept, err
+		if err != nil { // one world's failure must not hold up the others
+			errs = append(errs, fmt.Errorf("%s: sweeping %q: %w", "sqlite", id, err))
+			continue
 		}
 		if sw != nil {
-			swept = append(swept, *sw)
+			res.Swept = append(res.Swept, *sw)
 		}
 	}
-	return swept, nil
+	return res, errors.Join(errs...)
 }

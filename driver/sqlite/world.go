@@ -137,6 +137,9 @@ func (d *Driver) JournalImport(ctx context.Context, p *driver.JournalImportParam
 	if err != nil {
 		return nil, err
 	}
+	if err := imp.CheckTime(d.clock.Now()); err != nil {
+		return nil, err
+	}
 	rs := make([]rejection, len(imp.Rejections))
 	for i, r := range imp.Rejections {
 		rs[i] = rejection{epoch: r.Epoch, holder: r.Holder}
