@@ -2,13 +2,11 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -353,25 +351,11 @@ func TestCancelWhileWaitingForTheHeadLock(t *testing.T) {
 	defer cancel()
 	_, err = d.JournalAppend(short, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	// pgx's default on a cancelled context closes the connection; its
+	// backend, queued for the lock, finds its client gone and rolls back.
 	require.NoError(t, blocker.Rollback(ctx))
-	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "57014" {
-		// The statement was cancelled on the server too (not just
-		// abandoned) and its transaction rolled back before JournalAppend
-		// returned: no session still holds or queues for a lock on this
-		// schema's worlds table.
-		var locks int
-		require.NoError(t, d.general.QueryRow(ctx, `SELECT count(*) FROM pg_locks
-			WHERE relation = 'worlds'::regclass AND pid <> pg_backend_pid()`).Scan(&locks))
-		require.Zero(t, locks, "no session left in a transaction")
-		require.Equal(t, int64(1), d.general.Stat().NewConnsCount(), "the cancelled connection was rolled back and reused")
-	} else {
-		// pgx's default on a cancelled context: the connection is closed;
-		// its backend gives up the lock once it finds its client gone.
-		t.Log("the cancelled connection was dropped")
-	}
 	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
 	require.NoError(t, err)
 	require.Equal(t, int64(2), out[0].Position, "the cancelled append wrote nothing")
-	require.Zero(t, d.general.Stat().AcquiredConns())
 	auditHead(t, d, "w1")
 }
