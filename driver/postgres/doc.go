@@ -24,10 +24,21 @@
 // Acquiring waits at most Config.AcquireTimeout, which must be shorter than
 // the statement timeout so a starved write fails fast and is retried.
 //
-// # One change, two round trips
+// # An append, one round trip
 //
-// Every change to an existing world — LeaseChange, JournalAppend and each
-// world of LeaseSweepExpired — goes through one helper (change.go), which
+// JournalAppend is one call of the SQL function leasehold_journal_append
+// (migration 0002) in autocommit: one round trip, one commit. Under the
+// world's row lock it reads the store clock, applies the append rule of
+// journal.CheckAppend, journals refusals as journal.PlanAppend does, and
+// chains the hashes of journal.Canonical. package journal stays the
+// definition: the conformance suite's property case requires every entry
+// the function writes to hash exactly like the Go planner's, and every audit
+// recomputes each hash in Go.
+//
+// # A lease change, two round trips
+//
+// Every lease change to an existing world — LeaseChange and each world of
+// LeaseSweepExpired — goes through one helper (change.go), which
 // takes a connection from the pool its class names and makes two round
 // trips, each one pipelined pgx.Batch:
 //
@@ -44,17 +55,17 @@
 // locked head and that store time, what to write, and seals the entries
 // (hash chain included). If it refuses, or plans nothing (an append batch
 // whose refusals are all journaled already), the transaction is rolled back
-// instead of round trip 2. On a warm connection an append therefore costs
-// two round trips, and so does every lease change
-// (TestRoundTripsPerChange pins this); the first use of a statement on a
+// instead of round trip 2. On a warm connection a lease change therefore
+// costs two round trips (TestRoundTripsPerChange pins this, and one for an
+// append); the first use of a statement on a
 // connection adds one to prepare it. No Go lock is held across a round
 // trip: the head row's lock is the only serialization, and it lives in the
 // store.
 //
-// A caller's context that ends mid-statement sends the server a cancel
-// request (rather than pgx's default of dropping the connection), so a
-// change given up while queued for a head row lock leaves the queue at once
-// and its connection is rolled back and reused.
+// A caller's context that ends mid-statement closes its connection (pgx's
+// default); the backend, queued for a head row lock, finds its client gone
+// and rolls back. A cancel request is not used: it is asynchronous and can
+// land on the next statement of a reused connection.
 //
 // An explicit BEGIN inside a pgx batch behaves as it reads: pgx sends the
 // batch as one pipeline ending in one Sync, the BEGIN turns the pipeline's

@@ -24,3 +24,17 @@ func mapWriteError(err error) error {
 	}
 	return err
 }
+
+// isNoData reports the no_data_found (P0002) that leasehold_journal_append
+// raises for a world that does not exist.
+func isNoData(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "P0002"
+}
+
+// isServerTimeout reports lock_timeout (55P03) or statement_timeout (57014)
+// firing on the server.
+func isServerTimeout(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "55P03" || pe.Code == "57014")
+}

@@ -5,44 +5,143 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
 )
 
-// JournalAppend implements driver.Driver: the whole batch is one
-// transaction (one commit, one WAL flush) on the general pool, in two
-// round trips (see change).
+// JournalAppend implements driver.Driver: the whole batch is one call of
+// leasehold_journal_append (migration 0002) in autocommit — one round trip,
+// one transaction, one WAL flush. The function takes the world's row lock,
+// reads the store clock under it, applies the append rule of
+// journal.CheckAppend and the rejection bound of journal.PlanAppend, and
+// chains the hashes of journal.Canonical; the conformance suite holds it to
+// the Go planner entry for entry, hash for hash.
+//
+// If ctx has a deadline, the server's lock and statement timeouts are set
+// just short of it, so an append that cannot commit in time is rolled back
+// by the server and reported as context.DeadlineExceeded with nothing
+// written. A ctx cancelled without a deadline closes the connection and
+// leaves the outcome unknown (the pipelined COMMIT may still run); the group
+// committer always passes a deadline.
 func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
-	var out []journal.AppendOutcome
-	r := changeReq{world: p.World, op: "append", critical: critical(p), holders: distinctHolders(p.Requests)}
-	_, err := d.change(ctx, r, func(w *driver.World, now time.Time, rejected func(string) bool) (journal.Plan, error) {
-		var plan journal.Plan
-		plan, out = journal.PlanAppend(w.State, now, p.Requests, rejected)
-		return plan, nil
-	})
-	if err != nil {
+	if err := journal.ValidateID("world", p.World); err != nil {
 		return nil, err
 	}
-	return out, nil
-}
-
-// distinctHolders are the holders whose rejection markers the planner may
-// ask about, read in round trip 1 so the planner never waits on the store.
-// Invalid holders are left out: the planner refuses their requests before
-// it asks.
-func distinctHolders(reqs []journal.AppendRequest) []string {
-	if len(reqs) == 1 && journal.ValidateID("holder", reqs[0].Holder) == nil {
-		return []string{reqs[0].Holder}
+	out := make([]journal.AppendOutcome, len(p.Requests))
+	n := len(p.Requests)
+	var (
+		idx      = make([]int, 0, n)
+		holders  = make([]string, 0, n)
+		epochs   = make([]int64, 0, n)
+		seens    = make([]int64, 0, n)
+		kinds    = make([]string, 0, n)
+		keys     = make([]string, 0, n)
+		payloads = make([][]byte, 0, n)
+	)
+	for i := range p.Requests {
+		r := p.Requests[i] // a copy: validation normalizes the payload
+		if err := journal.ValidateAppend(&r); err != nil {
+			out[i].Err = err
+			continue
+		}
+		idx = append(idx, i)
+		holders, epochs, seens = append(holders, r.Holder), append(epochs, r.Epoch), append(seens, r.SeenPosition)
+		kinds, keys, payloads = append(kinds, string(r.Kind)), append(keys, r.Key), append(payloads, r.Payload)
 	}
-	seen := make(map[string]bool, len(reqs))
-	var out []string
-	for i := range reqs {
-		if h := reqs[i].Holder; !seen[h] && journal.ValidateID("holder", h) == nil {
-			seen[h] = true
-			out = append(out, h)
+	if len(idx) == 0 {
+		return out, nil
+	}
+	var now *time.Time
+	if d.clock != nil {
+		t := journal.NormalizeTime(d.clock.Now())
+		now = &t
+	}
+	conn, err := d.acquire(ctx, critical(p))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: append to %q: %w", p.World, err)
+	}
+	defer conn.Release()
+	defer d.endTx(ctx, conn) // a failed statement leaves the transaction open (aborted)
+
+	// One pipeline, one round trip. The transaction is explicit so that the
+	// server's lock and statement timeouts can be set to what is left of the
+	// caller's deadline: a caller that gives up while its append queues for
+	// the world's lock must not have it committed later, unseen. (Only the
+	// unavoidable window of a lost COMMIT reply stays an unknown outcome.)
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	dl, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		// The server gives up a little before the caller does, so a caller
+		// whose deadline passes hears "not written" from the server.
+		left := time.Until(dl)
+		left -= min(left/20, 50*time.Millisecond)
+		ms := fmt.Sprintf("%dms", max(left.Milliseconds(), 1))
+		b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", ms)
+	}
+	b.Queue(`SELECT o_position, o_reason, o_epoch, o_holder
+		FROM leasehold_journal_append($1, $2, $3, $4, $5, $6, $7, $8)`,
+		p.World, now, holders, epochs, seens, kinds, keys, payloads)
+	b.Queue("COMMIT")
+	br := conn.SendBatch(ctx, b)
+	defer br.Close()
+	fail := func(err error) ([]journal.AppendOutcome, error) {
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("postgres: append to %q: %w", p.World, ctx.Err())
+		case hasDeadline && isServerTimeout(err):
+			// The timeouts set from the caller's deadline fired: the
+			// transaction was rolled back and nothing was written.
+			return nil, fmt.Errorf("postgres: append to %q: nothing written: %w (%v)", p.World, context.DeadlineExceeded, err)
+		case isNoData(err):
+			return nil, fmt.Errorf("world %q: %w", p.World, driver.ErrNotFound)
+		}
+		return nil, fmt.Errorf("postgres: append to %q: %w", p.World, mapWriteError(err))
+	}
+	for range b.Len() - 2 { // BEGIN and the timeouts
+		if _, err := br.Exec(); err != nil {
+			return fail(err)
 		}
 	}
-	return out
+	rows, err := br.Query()
+	if err != nil {
+		return fail(err)
+	}
+	k := 0
+	for rows.Next() {
+		var pos, epoch int64
+		var reason *string
+		var holder string
+		if err := rows.Scan(&pos, &reason, &epoch, &holder); err != nil {
+			rows.Close()
+			return fail(err)
+		}
+		if k >= len(idx) {
+			rows.Close()
+			return nil, fmt.Errorf("postgres: append to %q: more outcomes than requests", p.World)
+		}
+		i := idx[k]
+		k++
+		if reason == nil {
+			out[i].Position = pos
+			continue
+		}
+		out[i].Err = &journal.RefusedError{Op: "append", World: p.World, Holder: holders[k-1], Epoch: epochs[k-1],
+			Reason: journal.Reason(*reason), CurrentEpoch: epoch, CurrentHolder: holder}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	if _, err := br.Exec(); err != nil { // COMMIT: only now is the batch durable
+		return fail(err)
+	}
+	if k != len(idx) {
+		return nil, fmt.Errorf("postgres: append to %q: %d outcomes for %d requests", p.World, k, len(idx))
+	}
+	return out, nil
 }
 
 // JournalRead implements driver.Driver.
