@@ -1,0 +1,219 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// RunStore is the run half of a store of record (SPEC §3). Every method's
+// fencing lives in its SQL WHERE; every time is the store's clock.
+type RunStore interface {
+	// RunEnqueue inserts runs in one transaction, in order. A run whose
+	// UniqueKey is already taken (by any run, in any state) is not
+	// inserted: its result is the existing run with Existing set — also
+	// when two enqueues race.
+	RunEnqueue(ctx context.Context, p *RunEnqueueParams) ([]RunEnqueued, error)
+	// RunGet returns a run. ErrNotFound if it does not exist.
+	RunGet(ctx context.Context, p *RunGetParams) (*Run, error)
+	// RunClaim claims up to p.Limit available runs of p.Queue whose
+	// scheduled time has passed, lowest priority value first, then oldest
+	// scheduled, then lowest id: state running, owner p.Owner,
+	// fence+1, attempt+1, expires_at = store now + p.Lease. Postgres: FOR
+	// UPDATE SKIP LOCKED, so concurrent claimers never claim one run twice.
+	RunClaim(ctx context.Context, p *RunClaimParams) ([]*Run, error)
+	// RunRenew is the synchronous heartbeat: expires_at = store now +
+	// p.Lease WHERE id AND fence AND owner AND state = 'running' AND
+	// expires_at > now. It never revives an expired lease (ErrLeaseExpired)
+	// and never renews a fenced-out one (ErrFenced).
+	RunRenew(ctx context.Context, p *RunRenewParams) (*Run, error)
+	// RunComplete finishes a run WHERE id AND fence AND state = 'running'.
+	RunComplete(ctx context.Context, p *RunCompleteParams) (*Run, error)
+	// RunFail records a failed attempt WHERE id AND fence AND state =
+	// 'running': available again at store now + p.RetryAfter while attempt <
+	// max_attempts, otherwise failed. The reason is recorded either way.
+	RunFail(ctx context.Context, p *RunFailParams) (*Run, error)
+	// RunBlock releases the lease and parks the run until RunUnblock,
+	// WHERE id AND fence AND state = 'running'.
+	RunBlock(ctx context.Context, p *RunBlockParams) (*Run, error)
+	// RunUnblock makes a blocked run available at once. ErrConflict if it is
+	// not blocked.
+	RunUnblock(ctx context.Context, p *RunUnblockParams) (*Run, error)
+	// RunCancel is an operator action: no fence needed; an available,
+	// running or blocked run becomes cancelled with fence+1, so a running
+	// holder is fenced out. ErrConflict if the run is already final.
+	RunCancel(ctx context.Context, p *RunCancelParams) (*Run, error)
+	// RunReclaim returns up to p.Limit running runs whose lease expired on
+	// the store clock to available (or failed when attempts are exhausted),
+	// fence+1, reason recorded. Safe on every replica at once (Postgres:
+	// SKIP LOCKED; SQLite: the single writer). Callers repeat while
+	// Reclaimed comes back full.
+	RunReclaim(ctx context.Context, p *RunReclaimParams) (*RunReclaimResult, error)
+}
+
+// Run is a run's row.
+type Run struct {
+	ID          int64
+	Queue       string
+	Payload     []byte
+	Priority    int
+	State       runs.State
+	Attempt     int
+	MaxAttempts int
+	Fence       int64
+	Owner       string    // "" unless running
+	ScheduledAt time.Time // store clock
+	ExpiresAt   time.Time // store clock; zero unless running
+	UniqueKey   string
+	Reason      string // the last failure, block, cancel or reclaim reason
+	Result      []byte // set by RunComplete
+	CreatedAt   time.Time
+	FinishedAt  time.Time // zero until final
+}
+
+// RunEnqueueParams enqueues runs.
+type RunEnqueueParams struct{ Runs []runs.Enqueue }
+
+// Class implements lease.Classed.
+func (*RunEnqueueParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunEnqueued is one enqueue's result.
+type RunEnqueued struct {
+	Run      *Run
+	Existing bool // the unique key was taken: Run is the first run
+}
+
+// RunGetParams names a run.
+type RunGetParams struct{ ID int64 }
+
+// RunClaimParams claims runs.
+type RunClaimParams struct {
+	Queue string
+	Owner string
+	Limit int
+	Lease time.Duration
+}
+
+// Class implements lease.Classed.
+func (*RunClaimParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunRenewParams renews a lease synchronously (heartbeat mode sync).
+type RunRenewParams struct {
+	ID, Fence int64
+	Owner     string
+	Lease     time.Duration
+}
+
+// Class implements lease.Classed: in sync mode every renewal is a
+// synchronous fenced write (write-behind renewals are LossTolerantCoalesced
+// and arrive with the keeper).
+func (*RunRenewParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunCompleteParams completes a run.
+type RunCompleteParams struct {
+	ID, Fence int64
+	Result    []byte // JSON; optional
+}
+
+// Class implements lease.Classed.
+func (*RunCompleteParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunFailParams fails an attempt.
+type RunFailParams struct {
+	ID, Fence  int64
+	Reason     string
+	RetryAfter time.Duration // from runs.Backoff
+}
+
+// Class implements lease.Classed.
+func (*RunFailParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunBlockParams blocks a run.
+type RunBlockParams struct {
+	ID, Fence int64
+	Reason    string
+}
+
+// Class implements lease.Classed.
+func (*RunBlockParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunUnblockParams unblocks a run.
+type RunUnblockParams struct{ ID int64 }
+
+// Class implements lease.Classed.
+func (*RunUnblockParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunCancelParams cancels a run.
+type RunCancelParams struct {
+	ID     int64
+	Reason string
+}
+
+// Class implements lease.Classed.
+func (*RunCancelParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunReclaimParams bounds one reclaim batch.
+type RunReclaimParams struct {
+	Limit int // <= 0 means 100
+}
+
+// Class implements lease.Classed.
+func (*RunReclaimParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunReclaimResult is one reclaim batch.
+type RunReclaimResult struct {
+	Reclaimed []*Run // after the reclaim: available or failed, fence+1
+}
+
+// RunFencedError is a runner's write refused because the run is no longer
+// held under its fence. It unwraps to ErrFenced, or to ErrLeaseExpired for
+// a renewal of a lease that expired under the same fence.
+type RunFencedError struct {
+	Op           string
+	ID           int64
+	Fence        int64 // the fence the write carried
+	CurrentFence int64
+	State        runs.State
+	Expired      bool
+}
+
+func (e *RunFencedError) Error() string {
+	if e.Expired {
+		return fmt.Sprintf("%s of run %d under fence %d refused: lease expired on the store clock", e.Op, e.ID, e.Fence)
+	}
+	return fmt.Sprintf("%s of run %d under fence %d refused: run is %s under fence %d", e.Op, e.ID, e.Fence, e.State, e.CurrentFence)
+}
+
+// Unwrap returns ErrFenced or ErrLeaseExpired.
+func (e *RunFencedError) Unwrap() error {
+	if e.Expired {
+		return ErrLeaseExpired
+	}
+	return ErrFenced
+}
+
+// ClassifyRefusal explains why a runner's fenced write matched no row, from
+// the run as it is now (nil if it does not exist). Drivers call it after a
+// conditional UPDATE returned nothing; the write has changed nothing.
+func ClassifyRefusal(op string, id, fence int64, owner string, cur *Run, now time.Time, renew bool) error {
+	if cur == nil {
+		return fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	e := &RunFencedError{Op: op, ID: id, Fence: fence, CurrentFence: cur.Fence, State: cur.State}
+	if renew && cur.Fence == fence && cur.State == runs.StateRunning && cur.Owner == owner && !now.Before(cur.ExpiresAt) {
+		e.Expired = true
+	}
+	return e
+}
+
+// ValidateRunWrite checks a fenced write's identity (and its reason or
+// result) before any query.
+func ValidateRunWrite(id, fence int64, reason string) error {
+	if err := runs.ValidateFenced(id, fence); err != nil {
+		return err
+	}
+	return runs.ValidateReason(reason)
+}

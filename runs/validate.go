@@ -1,0 +1,122 @@
+package runs
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/leasehold/leasehold/journal"
+)
+
+// Input limits for runs.
+const (
+	MaxPayloadBytes   = 64 << 10 // compact JSON per run (and per result)
+	MaxQueueBytes     = 128
+	MaxUniqueKeyBytes = 256
+	MaxReasonBytes    = 2048
+	MaxAttemptsLimit  = 1000
+	MaxPriority       = 1000 // priorities are 0..MaxPriority; lower is claimed first
+	MaxDelay          = 365 * 24 * time.Hour
+	MaxLease          = 24 * time.Hour
+	MaxClaimBatch     = 1000
+	DefaultAttempts   = 25
+)
+
+// Enqueue is one run to enqueue.
+type Enqueue struct {
+	Queue       string
+	Payload     []byte        // JSON; normalized to compact form
+	Priority    int           // 0..MaxPriority, lower first; default 0
+	Delay       time.Duration // run no earlier than store now + Delay; default 0
+	MaxAttempts int           // default DefaultAttempts
+	UniqueKey   string        // optional: a second enqueue with the same key returns the first run
+}
+
+// invalid returns a *journal.InputError, which unwraps to lease.ErrInvalid.
+func invalid(field, format string, args ...any) error {
+	return &journal.InputError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// ValidateQueue checks a queue name (the identifier alphabet of journal.ValidateID).
+func ValidateQueue(q string) error {
+	if err := journal.ValidateID("queue", q); err != nil {
+		return err
+	}
+	if len(q) > MaxQueueBytes {
+		return invalid("queue", "%d bytes is over the limit of %d", len(q), MaxQueueBytes)
+	}
+	return nil
+}
+
+// ValidateEnqueue checks e and fills its defaults, normalizing the payload.
+func ValidateEnqueue(e *Enqueue) error {
+	if err := ValidateQueue(e.Queue); err != nil {
+		return err
+	}
+	p, err := NormalizePayload("payload", e.Payload)
+	if err != nil {
+		return err
+	}
+	e.Payload = p
+	if e.Priority < 0 || e.Priority > MaxPriority {
+		return invalid("priority", "%d is outside 0..%d", e.Priority, MaxPriority)
+	}
+	if e.Delay < 0 || e.Delay > MaxDelay {
+		return invalid("delay", "%s is outside 0..%s", e.Delay, MaxDelay)
+	}
+	if e.MaxAttempts == 0 {
+		e.MaxAttempts = DefaultAttempts
+	}
+	if e.MaxAttempts < 1 || e.MaxAttempts > MaxAttemptsLimit {
+		return invalid("max_attempts", "%d is outside 1..%d", e.MaxAttempts, MaxAttemptsLimit)
+	}
+	if len(e.UniqueKey) > MaxUniqueKeyBytes {
+		return invalid("unique_key", "%d bytes is over the limit of %d", len(e.UniqueKey), MaxUniqueKeyBytes)
+	}
+	return journal.ValidateKey(e.UniqueKey)
+}
+
+// NormalizePayload validates JSON up to MaxPayloadBytes and returns it compact.
+func NormalizePayload(field string, p []byte) ([]byte, error) {
+	if len(p) > 4*MaxPayloadBytes {
+		return nil, invalid(field, "%d bytes is over the limit of %d", len(p), MaxPayloadBytes)
+	}
+	n, err := journal.NormalizePayload(p)
+	if err != nil {
+		return nil, invalid(field, "%v", err)
+	}
+	if len(n) > MaxPayloadBytes {
+		return nil, invalid(field, "%d bytes is over the limit of %d", len(n), MaxPayloadBytes)
+	}
+	return n, nil
+}
+
+// ValidateLease checks a claim's or renewal's lease term.
+func ValidateLease(d time.Duration) error {
+	if d <= 0 || d > MaxLease {
+		return invalid("lease", "%s is outside (0, %s]", d, MaxLease)
+	}
+	return nil
+}
+
+// ValidateFenced checks the identity of a runner's fenced write.
+func ValidateFenced(id, fence int64) error {
+	if id <= 0 {
+		return invalid("id", "%d is not a run id", id)
+	}
+	if fence <= 0 {
+		return invalid("fence", "%d is not a fence a claim could have issued", fence)
+	}
+	return nil
+}
+
+// ValidateReason checks a failure, block, cancel or reclaim reason.
+func ValidateReason(r string) error {
+	if len(r) > MaxReasonBytes {
+		return invalid("reason", "%d bytes is over the limit of %d", len(r), MaxReasonBytes)
+	}
+	if !utf8.ValidString(r) {
+		return invalid("reason", "not valid UTF-8")
+	}
+	return nil
+}
