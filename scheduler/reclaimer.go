@@ -1,0 +1,120 @@
+package scheduler
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// ReclaimerConfig configures a Reclaimer. Zero values mean the defaults.
+type ReclaimerConfig struct {
+	// Timing is the run timing; its Poll (P) is the reclaim period. Zero
+	// fields take lease.RunDefaults() (P = 1s).
+	Timing lease.Timing
+	// Batch bounds one reclaim statement. Defaults to 100.
+	Batch int
+	// Clock drives the period. Defaults to the real clock.
+	Clock clock.Clock
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// OnPass, if set, is called after every pass with the runs it
+	// reclaimed (tests use it as a signal instead of sleeping).
+	OnPass func(reclaimed int, err error)
+}
+
+// Reclaimer returns runs whose lease expired on the store clock to
+// available (or failed when their attempts are exhausted), every P, in
+// bounded batches repeated until a batch comes back short — so thousands
+// expiring at once are all reclaimed within one period. Every replica may
+// run one: the store's SKIP LOCKED (Postgres) or single writer (SQLite)
+// gives each expired run to exactly one of them, and each reclaim
+// increments the fence, fencing the old holder out.
+type Reclaimer struct {
+	rs  driver.RunStore
+	cfg ReclaimerConfig
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewReclaimer returns a stopped Reclaimer.
+func NewReclaimer(rs driver.RunStore, cfg ReclaimerConfig) *Reclaimer {
+	cfg.Timing = cfg.Timing.WithDefaults(lease.RunDefaults())
+	if cfg.Batch <= 0 {
+		cfg.Batch = 100
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Reclaimer{rs: rs, cfg: cfg}
+}
+
+// ReclaimOnce reclaims until a batch comes back short and returns how many
+// runs it reclaimed.
+func (r *Reclaimer) ReclaimOnce(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		res, err := r.rs.RunReclaim(ctx, &driver.RunReclaimParams{Limit: r.cfg.Batch})
+		if err != nil {
+			return total, err
+		}
+		total += len(res.Reclaimed)
+		for _, run := range res.Reclaimed {
+			r.cfg.Logger.Info("run reclaimed", "run", run.ID, "queue", run.Queue, "state", run.State,
+				"fence", run.Fence, "reason", run.Reason, "class", lease.SyncCritical.String())
+		}
+		if len(res.Reclaimed) < r.cfg.Batch || ctx.Err() != nil {
+			return total, nil
+		}
+	}
+}
+
+// Start runs the reclaim loop every P until Stop or ctx ends.
+func (r *Reclaimer) Start(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel != nil {
+		return
+	}
+	ctx, r.cancel = context.WithCancel(ctx)
+	r.done = make(chan struct{})
+	ticker, tick := r.cfg.Clock.NewTicker(r.cfg.Timing.Poll)
+	go func() {
+		defer close(r.done)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick:
+				n, err := r.ReclaimOnce(ctx)
+				if err != nil && ctx.Err() == nil {
+					r.cfg.Logger.Warn("reclaim failed; retrying next period", "err", err)
+				}
+				if r.cfg.OnPass != nil {
+					r.cfg.OnPass(n, err)
+				}
+			}
+		}
+	}()
+}
+
+// Stop stops the loop and waits for it.
+func (r *Reclaimer) Stop() {
+	r.mu.Lock()
+	cancel, done := r.cancel, r.done
+	r.cancel = nil
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
