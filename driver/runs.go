@@ -178,11 +178,17 @@ type RunFencedError struct {
 	CurrentFence int64
 	State        runs.State
 	Expired      bool
+	// OwnerMismatch: the fence and state are current, but the run is held
+	// by another owner than the one the renewal named.
+	OwnerMismatch bool
 }
 
 func (e *RunFencedError) Error() string {
 	if e.Expired {
 		return fmt.Sprintf("%s of run %d under fence %d refused: lease expired on the store clock", e.Op, e.ID, e.Fence)
+	}
+	if e.OwnerMismatch {
+		return fmt.Sprintf("%s of run %d under fence %d refused: the run is held by another owner", e.Op, e.ID, e.Fence)
 	}
 	return fmt.Sprintf("%s of run %d under fence %d refused: run is %s under fence %d", e.Op, e.ID, e.Fence, e.State, e.CurrentFence)
 }
@@ -203,8 +209,9 @@ func ClassifyRefusal(op string, id, fence int64, owner string, cur *Run, now tim
 		return fmt.Errorf("run %d: %w", id, ErrNotFound)
 	}
 	e := &RunFencedError{Op: op, ID: id, Fence: fence, CurrentFence: cur.Fence, State: cur.State}
-	if renew && cur.Fence == fence && cur.State == runs.StateRunning && cur.Owner == owner && !now.Before(cur.ExpiresAt) {
-		e.Expired = true
+	if renew && cur.Fence == fence && cur.State == runs.StateRunning {
+		e.OwnerMismatch = cur.Owner != owner
+		e.Expired = !e.OwnerMismatch && !now.Before(cur.ExpiresAt)
 	}
 	return e
 }

@@ -73,7 +73,10 @@ func ValidateEnqueue(e *Enqueue) error {
 	if len(e.UniqueKey) > MaxUniqueKeyBytes {
 		return invalid("unique_key", "%d bytes is over the limit of %d", len(e.UniqueKey), MaxUniqueKeyBytes)
 	}
-	return journal.ValidateKey(e.UniqueKey)
+	if err := journal.ValidateKey(e.UniqueKey); err != nil {
+		return invalid("unique_key", "%v", err)
+	}
+	return nil
 }
 
 // NormalizePayload validates JSON up to MaxPayloadBytes and returns it compact.

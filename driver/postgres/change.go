@@ -302,10 +302,13 @@ func nonNil(b []byte) []byte {
 
 // fakeNow is the injected store time for SQL of the form
 // coalesce($n, clock_timestamp()): nil (SQL NULL) unless a StoreClock is set.
+// It is truncated to microseconds as journal.NormalizeTime does, because
+// timestamptz would otherwise round it, and a time the store rounded up
+// would disagree with the same instant compared in Go.
 func (d *Driver) fakeNow() *time.Time {
 	if d.clock == nil {
 		return nil
 	}
-	t := d.clock.Now()
+	t := journal.NormalizeTime(d.clock.Now())
 	return &t
 }

@@ -10,9 +10,11 @@
 //
 //   - critical (default 4 connections) carries every write whose params'
 //     Class() is lease.SyncCritical: create, grant, renew, revoke, handoff,
-//     the expiry sweep's revoke-and-grant, import. Nothing else may take
-//     these connections, so a burst of appends or reads cannot starve the
-//     writes that keep leases and fences moving;
+//     the expiry sweep's revoke-and-grant, import, and every run write
+//     (enqueue, claim, renew, complete, fail, block, unblock, cancel,
+//     reclaim). Nothing else may take these connections, so a burst of
+//     appends or reads cannot starve the writes that keep leases and
+//     fences moving;
 //   - general (default 8) carries DurableBatched writes (journal appends,
 //     whose batch shares one commit) and every read.
 //
@@ -103,6 +105,39 @@
 // coalesce(@now, now()) does. timestamptz keeps microseconds, the journal's
 // resolution, so times round-trip exactly; they are read back in UTC.
 //
+// # Runs
+//
+// The runs table (migration 0003) carries the run scheduler of SPEC §3;
+// package runs holds its states and rules. Every transition is one
+// statement in autocommit, one round trip, one commit, and states its
+// condition in its WHERE:
+//
+//   - RunClaim picks and claims in one UPDATE … FROM a CTE that selects
+//     the available, due runs in claim order FOR UPDATE SKIP LOCKED:
+//     concurrent claimers skip each other's picks, so no run is claimed
+//     twice, and fence+1 fences out every earlier holder.
+//   - The runner's writes (renew, complete, fail, block) are UPDATE …
+//     WHERE id AND fence AND state = 'running' (a renewal also AND owner
+//     AND expires_at > now, so it never revives an expired lease). When
+//     one matches no row it has written nothing, and a second round trip
+//     reads the run so that driver.ClassifyRefusal can say why
+//     (ErrFenced, ErrLeaseExpired or ErrNotFound).
+//   - RunReclaim returns expired leases in one UPDATE whose CTE picks
+//     them FOR UPDATE SKIP LOCKED: every replica may run it at once and
+//     each run is reclaimed by one of them; a lease renewed after the
+//     statement's snapshot is re-checked under the lock and left alone.
+//   - RunEnqueue is one pipelined transaction: advisory locks on the
+//     batch's unique keys in one global order (so batches taking the
+//     same keys in different orders queue instead of deadlocking), one
+//     INSERT … ON CONFLICT DO NOTHING per run, then one lookup of the
+//     keys. The lookup is a statement of its own so that, under READ
+//     COMMITTED, it sees a run whose transaction committed while an
+//     insert waited for it.
+//
+// The store time of each statement is one CTE,
+// coalesce($1, clock_timestamp()), evaluated once, so every time a
+// statement writes and compares is the same instant.
+//
 // # Migrations
 //
 // Embedded (migrations/*.sql) and applied by Migrate in one transaction
@@ -112,5 +147,7 @@
 //
 // Files: postgres.go (config, pools, settings, clock), migrate.go,
 // change.go (the one change path), world.go, journal.go, sweep.go,
-// errors.go.
+// errors.go; runs.go (columns, scan, RunGet, the one run-write path),
+// runs_enqueue.go, runs_claim.go (claim and reclaim), runs_write.go (the
+// fenced and operator writes).
 package postgres

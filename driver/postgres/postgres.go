@@ -32,7 +32,8 @@ type Config struct {
 	StoreClock clock.Clock
 	// CriticalConns is the size of the reserved pool that carries every
 	// SyncCritical write (create, grant, renew, revoke, handoff, sweep,
-	// import), so batch traffic can never starve them. Defaults to 4.
+	// import, and every run write), so batch traffic can never starve
+	// them. Defaults to 4.
 	CriticalConns int32
 	// GeneralConns is the size of the pool for DurableBatched writes
 	// (journal appends) and reads. Defaults to 8.

@@ -287,7 +287,7 @@ func TestMigrateRefusesNewerSchemaNamingBothVersions(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.Migrate(ctx)
 	require.ErrorIs(t, err, driver.ErrSchemaTooNew)
-	require.ErrorContains(t, err, "schema version 42, this binary knows up to 2")
+	require.ErrorContains(t, err, "schema version 42, this binary knows up to 3")
 }
 
 func TestOpenRefusesMissingSchemaAndBadConfig(t *testing.T) {

@@ -14,5 +14,9 @@
 //
 // Files: sqlite.go (open, settings, clock), migrate.go (embedded
 // migrations), change.go (the conditional head write every change goes
-// through), world.go, journal.go, sweep.go, errors.go.
+// through), world.go, journal.go, sweep.go, errors.go. Runs: runs_row.go
+// (columns, scan, RunGet), runs_stmts.go (their prepared statements),
+// runs_enqueue.go, runs_claim.go, runs_update.go (the shape of every
+// single-run write and its refusal), runs_fenced.go (the runner's fenced
+// writes), runs_operator.go (unblock, cancel), runs_reclaim.go.
 package sqlite

@@ -36,6 +36,8 @@ type Driver struct {
 	clock clock.Clock
 	log   *slog.Logger
 	stmts stmtCache
+	// runStmts are the run statements (runs_stmts.go).
+	runStmts runStmtCache
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -104,6 +106,12 @@ func (d *Driver) Close() error {
 		d.stmts.s = nil
 	}
 	d.stmts.mu.Unlock()
+	d.runStmts.mu.Lock()
+	if d.runStmts.s != nil {
+		d.runStmts.s.close()
+		d.runStmts.s = nil
+	}
+	d.runStmts.mu.Unlock()
 	return errorsJoin(d.r.Close(), d.w.Close())
 }
 

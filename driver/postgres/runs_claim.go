@@ -1,0 +1,139 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// claimRuns picks and claims in one statement. FOR UPDATE SKIP LOCKED
+// makes concurrent claimers pass over each other's picks instead of
+// waiting for them, so no run is claimed twice; a pick another claimer
+// committed first is re-checked on its new version (no longer available)
+// and dropped. fence+1 fences out every earlier holder.
+const claimRuns = `WITH ` + storeNowSQL + `, c AS (
+    SELECT id FROM runs
+    WHERE queue = $2 AND state = 'available' AND scheduled_at <= (SELECT now FROM t)
+    ORDER BY priority, scheduled_at, id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE runs r SET state = 'running', owner = $4, fence = r.fence + 1, attempt = r.attempt + 1,
+    expires_at = t.now + $5::interval
+FROM c, t
+WHERE r.id = c.id
+RETURNING ` + runColumnsR
+
+// RunClaim implements driver.RunStore in one statement, one round trip.
+// The runs come back in claim order.
+func (d *Driver) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
+	if err := runs.ValidateQueue(p.Queue); err != nil {
+		return nil, err
+	}
+	if err := journal.ValidateID("owner", p.Owner); err != nil {
+		return nil, err
+	}
+	if p.Limit < 1 || p.Limit > runs.MaxClaimBatch {
+		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 1..%d", p.Limit, runs.MaxClaimBatch)}
+	}
+	if err := runs.ValidateLease(p.Lease); err != nil {
+		return nil, err
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: claiming runs of %q: %w", p.Queue, withCtx(ctx, err))
+	}
+	conn, err := d.acquire(ctx, critical(p))
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer conn.Release()
+	rows, err := conn.Query(ctx, claimRuns, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
+	if err != nil {
+		return nil, fail(err)
+	}
+	out, err := scanRuns(rows)
+	if err != nil {
+		return nil, fail(err)
+	}
+	// RETURNING has no order of its own.
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		if !a.ScheduledAt.Equal(b.ScheduledAt) {
+			return a.ScheduledAt.Before(b.ScheduledAt)
+		}
+		return a.ID < b.ID
+	})
+	return out, nil
+}
+
+// rfc3339NanoSQL is the old expiry as Go's time.RFC3339Nano prints it in
+// UTC (the fraction's trailing zeros trimmed, none for a whole second), so
+// the reason reads the same as the SQLite driver's.
+const rfc3339NanoSQL = `to_char(c.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')
+        || rtrim(rtrim(to_char(c.expires_at AT TIME ZONE 'UTC', '"."US'), '0'), '.') || 'Z'`
+
+// reclaimRuns returns expired leases to available (failed when attempts
+// are exhausted) in one statement. c reads the picked rows' old expiry,
+// owner and fence for the reason; SKIP LOCKED lets every replica run it at
+// once, each taking rows the others have not locked. A pick whose lease
+// was renewed (or whose run was completed) after the statement's snapshot
+// is re-checked on its new version under the lock and dropped, and the
+// fence+1 fences out the old holder's later writes.
+const reclaimRuns = `WITH ` + storeNowSQL + `, c AS (
+    SELECT id, expires_at, owner, fence FROM runs
+    WHERE state = 'running' AND expires_at <= (SELECT now FROM t)
+    ORDER BY expires_at, id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE runs r SET
+    state = CASE WHEN r.attempt >= r.max_attempts THEN 'failed' ELSE 'available' END,
+    fence = r.fence + 1, owner = '', expires_at = NULL, scheduled_at = t.now,
+    finished_at = CASE WHEN r.attempt >= r.max_attempts THEN t.now END,
+    reason = format('lease expired at %s (owner %s, fence %s)', ` + rfc3339NanoSQL + `, c.owner, c.fence)
+FROM c, t
+WHERE r.id = c.id
+RETURNING ` + runColumnsR
+
+// Reclaim batch bounds.
+const (
+	defaultReclaimLimit = 100
+	maxReclaimLimit     = 10000
+)
+
+// RunReclaim implements driver.RunStore in one statement, one round trip.
+// The runs come back in id order.
+func (d *Driver) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultReclaimLimit
+	}
+	if limit > maxReclaimLimit {
+		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is over the limit of %d", limit, maxReclaimLimit)}
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: reclaiming runs: %w", withCtx(ctx, err))
+	}
+	conn, err := d.acquire(ctx, critical(p))
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer conn.Release()
+	rows, err := conn.Query(ctx, reclaimRuns, d.fakeNow(), limit)
+	if err != nil {
+		return nil, fail(err)
+	}
+	out, err := scanRuns(rows)
+	if err != nil {
+		return nil, fail(err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return &driver.RunReclaimResult{Reclaimed: out}, nil
+}

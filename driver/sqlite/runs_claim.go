@@ -1,0 +1,70 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// runClaimSQL claims in one statement: the subquery picks the due runs in
+// claim order (the runs_claimable index), the UPDATE takes them. Under the
+// single writer nothing can claim between the pick and the take, so no run
+// is claimed twice; fence+1 fences out whoever held any earlier claim.
+const runClaimSQL = `UPDATE runs SET
+    state = 'running', owner = ?1, fence = fence + 1, attempt = attempt + 1, expires_at = ?2
+WHERE id IN (
+    SELECT id FROM runs
+    WHERE queue = ?3 AND state = 'available' AND scheduled_at <= ?4
+    ORDER BY priority, scheduled_at, id
+    LIMIT ?5)
+RETURNING ` + runColumns
+
+// RunClaim implements driver.RunStore.
+func (d *Driver) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
+	if err := runs.ValidateQueue(p.Queue); err != nil {
+		return nil, err
+	}
+	if err := journal.ValidateID("owner", p.Owner); err != nil {
+		return nil, err
+	}
+	if p.Limit < 1 || p.Limit > runs.MaxClaimBatch {
+		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 1..%d", p.Limit, runs.MaxClaimBatch)}
+	}
+	if err := runs.ValidateLease(p.Lease); err != nil {
+		return nil, err
+	}
+	st, err := d.runPrepared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claiming runs: begin: %w", err)
+	}
+	defer tx.Rollback()
+	// The expiry is computed on the store clock, read under the writer
+	// lock, so it is ordered with every other lease write.
+	now := journal.NormalizeTime(d.clock.Now())
+	rows, err := tx.StmtContext(ctx, st.claim).QueryContext(ctx,
+		p.Owner, now.Add(p.Lease).UnixMicro(), p.Queue, now.UnixMicro(), p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claiming runs: %w", err)
+	}
+	out, err := scanRuns(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claiming runs: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: claiming runs: commit: %w", err)
+	}
+	// RETURNING's order is unspecified: give the runs back in claim order.
+	slices.SortFunc(out, func(a, b *driver.Run) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), a.ScheduledAt.Compare(b.ScheduledAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}

@@ -1,0 +1,111 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// The runner's writes. Each is accepted only WHERE id = ?id AND fence =
+// ?fence AND state = 'running': a runner whose run was reclaimed, cancelled
+// or claimed again matches no row and changes nothing. Each releases or
+// keeps the lease but never changes the fence: leaving 'running' already
+// fences the old holder out, and the next claim increments it.
+
+// runRenewSQL is the synchronous heartbeat. owner and expires_at > now in
+// the WHERE: it never renews another holder's claim and never revives a
+// lease that expired (the reclaimer may be about to take it).
+const runRenewSQL = `UPDATE runs SET expires_at = ?1
+WHERE id = ?2 AND fence = ?3 AND state = 'running' AND owner = ?4 AND expires_at > ?5
+RETURNING ` + runColumns
+
+const runCompleteSQL = `UPDATE runs SET
+    state = 'completed', result = ?1, finished_at = ?2, owner = '', expires_at = NULL
+WHERE id = ?3 AND fence = ?4 AND state = 'running'
+RETURNING ` + runColumns
+
+// runFailSQL: SET expressions read the row as it was before the UPDATE, so
+// attempt is the attempt that just failed.
+const runFailSQL = `UPDATE runs SET
+    state        = CASE WHEN attempt >= max_attempts THEN 'failed' ELSE 'available' END,
+    scheduled_at = CASE WHEN attempt >= max_attempts THEN scheduled_at ELSE ?1 END,
+    finished_at  = CASE WHEN attempt >= max_attempts THEN ?2 END,
+    owner = '', expires_at = NULL, reason = ?3
+WHERE id = ?4 AND fence = ?5 AND state = 'running'
+RETURNING ` + runColumns
+
+const runBlockSQL = `UPDATE runs SET state = 'blocked', owner = '', expires_at = NULL, reason = ?1
+WHERE id = ?2 AND fence = ?3 AND state = 'running'
+RETURNING ` + runColumns
+
+// RunRenew implements driver.RunStore.
+func (d *Driver) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*driver.Run, error) {
+	if err := driver.ValidateRunWrite(p.ID, p.Fence, ""); err != nil {
+		return nil, err
+	}
+	if err := journal.ValidateID("owner", p.Owner); err != nil {
+		return nil, err
+	}
+	if err := runs.ValidateLease(p.Lease); err != nil {
+		return nil, err
+	}
+	return d.updateRun(ctx, runUpdate{op: "renew", id: p.ID,
+		stmt: func(s *runStmts) *sql.Stmt { return s.renew },
+		args: func(now time.Time) []any {
+			return []any{now.Add(p.Lease).UnixMicro(), p.ID, p.Fence, p.Owner, now.UnixMicro()}
+		},
+		refuse: fencedRefusal("renew", p.ID, p.Fence, p.Owner, true)})
+}
+
+// RunComplete implements driver.RunStore. A result is optional; none is
+// stored as NULL.
+func (d *Driver) RunComplete(ctx context.Context, p *driver.RunCompleteParams) (*driver.Run, error) {
+	if err := driver.ValidateRunWrite(p.ID, p.Fence, ""); err != nil {
+		return nil, err
+	}
+	var result []byte
+	if len(p.Result) > 0 {
+		var err error
+		if result, err = runs.NormalizePayload("result", p.Result); err != nil {
+			return nil, err
+		}
+	}
+	return d.updateRun(ctx, runUpdate{op: "complete", id: p.ID,
+		stmt: func(s *runStmts) *sql.Stmt { return s.complete },
+		args: func(now time.Time) []any {
+			return []any{nullBytes(result), now.UnixMicro(), p.ID, p.Fence}
+		},
+		refuse: fencedRefusal("complete", p.ID, p.Fence, "", false)})
+}
+
+// RunFail implements driver.RunStore.
+func (d *Driver) RunFail(ctx context.Context, p *driver.RunFailParams) (*driver.Run, error) {
+	if err := driver.ValidateRunWrite(p.ID, p.Fence, p.Reason); err != nil {
+		return nil, err
+	}
+	if p.RetryAfter < 0 || p.RetryAfter > runs.MaxDelay {
+		return nil, &journal.InputError{Field: "retry_after", Problem: fmt.Sprintf("%s is outside 0..%s", p.RetryAfter, runs.MaxDelay)}
+	}
+	return d.updateRun(ctx, runUpdate{op: "fail", id: p.ID,
+		stmt: func(s *runStmts) *sql.Stmt { return s.fail },
+		args: func(now time.Time) []any {
+			return []any{now.Add(p.RetryAfter).UnixMicro(), now.UnixMicro(), p.Reason, p.ID, p.Fence}
+		},
+		refuse: fencedRefusal("fail", p.ID, p.Fence, "", false)})
+}
+
+// RunBlock implements driver.RunStore.
+func (d *Driver) RunBlock(ctx context.Context, p *driver.RunBlockParams) (*driver.Run, error) {
+	if err := driver.ValidateRunWrite(p.ID, p.Fence, p.Reason); err != nil {
+		return nil, err
+	}
+	return d.updateRun(ctx, runUpdate{op: "block", id: p.ID,
+		stmt:   func(s *runStmts) *sql.Stmt { return s.block },
+		args:   func(time.Time) []any { return []any{p.Reason, p.ID, p.Fence} },
+		refuse: fencedRefusal("block", p.ID, p.Fence, "", false)})
+}

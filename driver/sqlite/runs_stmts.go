@@ -1,0 +1,69 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// runStmts are the run statements, prepared once on the writer connection
+// for the reason stmts are (modernc.org/sqlite parses every unprepared
+// statement again). They are a cache of their own so that the world path
+// does not depend on the runs table, nor the run path on the worlds table.
+type runStmts struct {
+	insert, selectByKey, selectByID, claim, renew, complete, fail, block, unblock, cancel, reclaim *sql.Stmt
+}
+
+type runStmtCache struct {
+	mu sync.Mutex // guards s; held only while preparing
+	s  *runStmts
+}
+
+// runPrepared returns the prepared run statements, preparing them on first
+// use. Call it before BeginTx, never inside a transaction: preparing needs
+// the one writer connection, which an open transaction holds, so a
+// transaction waiting here for mu while the preparer waits for the
+// connection would deadlock. A failed preparation is not cached.
+func (d *Driver) runPrepared(ctx context.Context) (*runStmts, error) {
+	d.runStmts.mu.Lock()
+	defer d.runStmts.mu.Unlock()
+	if d.runStmts.s != nil {
+		return d.runStmts.s, nil
+	}
+	var s runStmts
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.insert, runInsertSQL},
+		{&s.selectByKey, `SELECT ` + runColumns + ` FROM runs WHERE unique_key = ? AND unique_key <> ''`},
+		{&s.selectByID, `SELECT ` + runColumns + ` FROM runs WHERE id = ?`},
+		{&s.claim, runClaimSQL},
+		{&s.renew, runRenewSQL},
+		{&s.complete, runCompleteSQL},
+		{&s.fail, runFailSQL},
+		{&s.block, runBlockSQL},
+		{&s.unblock, runUnblockSQL},
+		{&s.cancel, runCancelSQL},
+		{&s.reclaim, runReclaimSQL},
+	} {
+		st, err := d.w.PrepareContext(ctx, p.sql)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("sqlite: preparing run statements (is the schema migrated?): %w", err)
+		}
+		*p.dst = st
+	}
+	d.runStmts.s = &s
+	return &s, nil
+}
+
+func (s *runStmts) close() {
+	for _, st := range []*sql.Stmt{s.insert, s.selectByKey, s.selectByID, s.claim, s.renew, s.complete,
+		s.fail, s.block, s.unblock, s.cancel, s.reclaim} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
