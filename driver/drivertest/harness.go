@@ -21,6 +21,8 @@ type Harness struct {
 	// Exec runs raw SQL in the driver's schema, for cases that must reach
 	// under the driver (a schema written by a newer binary).
 	Exec func(ctx context.Context, sql string) error
+	// Query runs a one-row query in the driver's schema and scans it.
+	Query func(ctx context.Context, sql string, dest ...any) error
 }
 
 // Factory opens a fresh store (new SQLite file or new Postgres schema),

@@ -12,11 +12,12 @@
 //     Class() is lease.SyncCritical: create, grant, renew, revoke, handoff,
 //     the expiry sweep's revoke-and-grant, import, and every run write
 //     (enqueue, claim, renew, complete, fail, block, unblock, cancel,
-//     reclaim). Nothing else may take these connections, so a burst of
-//     appends or reads cannot starve the writes that keep leases and
-//     fences moving;
-//   - general (default 8) carries DurableBatched writes (journal appends,
-//     whose batch shares one commit) and every read.
+//     reclaim), every effect write (begin, commit, resolve) and RunTx.
+//     Nothing else may take these connections, so a burst of appends or
+//     reads cannot starve the writes that keep leases and fences moving;
+//   - general (default 8) carries DurableBatched writes (journal appends
+//     and run event batches, each batch sharing one commit) and every
+//     read.
 //
 // Routing is by the params' durability class, a type, not by method name.
 // Every session runs with synchronous_commit=on (a commit is acknowledged
@@ -138,6 +139,49 @@
 // coalesce($1, clock_timestamp()), evaluated once, so every time a
 // statement writes and compares is the same instant.
 //
+// # Effects and events
+//
+// Migration 0004 adds run_effects, the effect ledger keyed (run, key), and
+// run_events, the per-run event log keyed (run, fence, seq). Every write
+// to either checks the run in the same statement or transaction: a CTE
+// selects the run row WHERE id AND fence AND state = 'running' FOR SHARE.
+// The shared lock is held to commit, so the UPDATE of a reclaim, cancel or
+// completion either commits before the write (which then matches nothing:
+// under READ COMMITTED a row lock that waited re-checks the row's new
+// version) or waits for it; no fence change commits in between. Shared
+// locks never wait for one another.
+//
+//   - RunEffectBegin is one statement (effects.go): the fence check, the
+//     existing effect, and INSERT … ON CONFLICT DO NOTHING of the intent
+//     when there is none, answering started, committed or uncertain. An
+//     existing intent is never modified. A begin that lost the insert race
+//     to a concurrent one (ON CONFLICT waited for it; the statement's
+//     snapshot predates it) runs again and finds it.
+//   - RunEffectCommit and RunEffectResolve are one conditional UPDATE
+//     (resolve-not-done: DELETE) each (effects_settle.go). When one
+//     matches nothing, a second round trip reads the run and the effect to
+//     say why: ErrNotFound (no run, or for resolve no effect),
+//     *driver.RunFencedError (the run is not held), ErrFenced (commit of
+//     an intent this fence did not begin) or ErrConflict (already
+//     committed; a retried commit whose answer was lost sees this, and
+//     RunEffectBegin then reports the stored result).
+//   - RunTx (runtx.go) is a READ COMMITTED transaction on a critical
+//     connection: BEGIN; the begin statement inserting the effect already
+//     committed (the fence check's FOR SHARE is then held while fn runs);
+//     fn(pgx.Tx); COMMIT. Inserting the effect before fn makes a second
+//     transaction of the key wait for the first and report Done instead of
+//     running fn again. Three round trips besides fn's.
+//   - RunEventAppend (events.go) is one INSERT … SELECT FROM unnest of the
+//     batch's column arrays, joined to the batch's runs locked FOR SHARE
+//     in id order: one round trip, one commit, one store time per batch.
+//     It is a plain INSERT, without ON CONFLICT's speculative insertion
+//     (a quarter of the throughput); a stored or repeated key makes it fail
+//     whole, and the batch goes again with ON CONFLICT DO NOTHING. When
+//     fewer rows went in than the batch holds, one more query finds the
+//     batch's keys that are not stored: those events were fenced.
+//
+// TestRoundTripsPerEffectOp pins these counts.
+//
 // # Migrations
 //
 // Embedded (migrations/*.sql) and applied by Migrate in one transaction
@@ -149,5 +193,6 @@
 // change.go (the one change path), world.go, journal.go, sweep.go,
 // errors.go; runs.go (columns, scan, RunGet, the one run-write path),
 // runs_enqueue.go, runs_claim.go (claim and reclaim), runs_write.go (the
-// fenced and operator writes).
+// fenced and operator writes); effects.go (effect rows, begin, list),
+// effects_settle.go (commit, resolve), runtx.go, events.go.
 package postgres

@@ -36,7 +36,7 @@ type Config struct {
 	// them. Defaults to 4.
 	CriticalConns int32
 	// GeneralConns is the size of the pool for DurableBatched writes
-	// (journal appends) and reads. Defaults to 8.
+	// (journal appends, run event batches) and reads. Defaults to 8.
 	GeneralConns int32
 	// AcquireTimeout bounds the wait for a pooled connection. It must be
 	// shorter than StatementTimeout so a starved write fails fast and is

@@ -42,6 +42,8 @@ func harness(t *testing.T) *drivertest.Harness {
 	return &drivertest.Harness{Driver: d, Clock: fake, Exec: func(ctx context.Context, q string) error {
 		_, err := d.general.Exec(ctx, q)
 		return err
+	}, Query: func(ctx context.Context, q string, dest ...any) error {
+		return d.general.QueryRow(ctx, q).Scan(dest...)
 	}}
 }
 
@@ -287,7 +289,7 @@ func TestMigrateRefusesNewerSchemaNamingBothVersions(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.Migrate(ctx)
 	require.ErrorIs(t, err, driver.ErrSchemaTooNew)
-	require.ErrorContains(t, err, "schema version 42, this binary knows up to 3")
+	require.ErrorContains(t, err, "schema version 42, this binary knows up to 4")
 }
 
 func TestOpenRefusesMissingSchemaAndBadConfig(t *testing.T) {

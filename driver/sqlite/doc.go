@@ -18,5 +18,9 @@
 // (columns, scan, RunGet), runs_stmts.go (their prepared statements),
 // runs_enqueue.go, runs_claim.go, runs_update.go (the shape of every
 // single-run write and its refusal), runs_fenced.go (the runner's fenced
-// writes), runs_operator.go (unblock, cancel), runs_reclaim.go.
+// writes), runs_operator.go (unblock, cancel), runs_reclaim.go. Effects
+// and events: effects_stmts.go (their prepared statements, each write
+// fenced in its own WHERE), effects.go (the effect ledger: begin, commit,
+// resolve, list), runtx.go (the transactional effect), events.go (the
+// group-committed per-run event log).
 package sqlite

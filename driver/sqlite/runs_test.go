@@ -26,7 +26,7 @@ type runsBundle struct {
 	clock *clock.Fake
 }
 
-func setupRuns(t *testing.T) *runsBundle {
+func setupRuns(t testing.TB) *runsBundle {
 	t.Helper()
 	ctx := context.Background()
 	fake := clock.NewFake(drivertest.StartTime)
@@ -38,7 +38,7 @@ func setupRuns(t *testing.T) *runsBundle {
 	return &runsBundle{ctx: ctx, d: d, clock: fake}
 }
 
-func (b *runsBundle) enqueue(t *testing.T, e runs.Enqueue) *driver.Run {
+func (b *runsBundle) enqueue(t testing.TB, e runs.Enqueue) *driver.Run {
 	t.Helper()
 	out, err := b.d.RunEnqueue(b.ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{e}})
 	require.NoError(t, err)

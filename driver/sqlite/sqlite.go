@@ -38,6 +38,8 @@ type Driver struct {
 	stmts stmtCache
 	// runStmts are the run statements (runs_stmts.go).
 	runStmts runStmtCache
+	// effectStmts are the effect and event statements (effects_stmts.go).
+	effectStmts effectStmtCache
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -112,6 +114,12 @@ func (d *Driver) Close() error {
 		d.runStmts.s = nil
 	}
 	d.runStmts.mu.Unlock()
+	d.effectStmts.mu.Lock()
+	if d.effectStmts.s != nil {
+		d.effectStmts.s.close()
+		d.effectStmts.s = nil
+	}
+	d.effectStmts.mu.Unlock()
 	return errorsJoin(d.r.Close(), d.w.Close())
 }
 

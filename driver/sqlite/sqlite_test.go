@@ -25,6 +25,8 @@ func harness(t *testing.T) *drivertest.Harness {
 	require.NoError(t, err)
 	return &drivertest.Harness{Driver: d, Clock: fake, Exec: func(ctx context.Context, q string) error {
 		return sqlite.ExecForTest(ctx, d, q)
+	}, Query: func(ctx context.Context, q string, dest ...any) error {
+		return sqlite.QueryForTest(ctx, d, q, dest...)
 	}}
 }
 

@@ -9,3 +9,9 @@ func ExecForTest(ctx context.Context, d *Driver, query string) error {
 	_, err := d.w.ExecContext(ctx, query)
 	return err
 }
+
+// QueryForTest runs a one-row query on the read pool and scans it, for the
+// conformance suite.
+func QueryForTest(ctx context.Context, d *Driver, query string, dest ...any) error {
+	return d.r.QueryRowContext(ctx, query).Scan(dest...)
+}

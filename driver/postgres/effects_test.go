@@ -1,0 +1,560 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/driver/drivertest"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// claimFor enqueues n runs on queue q and claims them for owner.
+func claimFor(t *testing.T, d *Driver, owner string, n int) []*driver.Run {
+	t.Helper()
+	ctx := context.Background()
+	es := make([]runs.Enqueue, n)
+	for i := range es {
+		es[i] = runs.Enqueue{Queue: "q"}
+	}
+	_, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: es})
+	require.NoError(t, err)
+	got, err := d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: owner, Limit: n, Lease: runTerm})
+	require.NoError(t, err)
+	require.Len(t, got, n)
+	return got
+}
+
+// reclaimFor expires every lease, reclaims and claims r again for owner.
+func reclaimFor(t *testing.T, d *Driver, fake *clock.Fake, r *driver.Run, owner string) *driver.Run {
+	t.Helper()
+	ctx := context.Background()
+	fake.Advance(runTerm)
+	_, err := d.RunReclaim(ctx, &driver.RunReclaimParams{})
+	require.NoError(t, err)
+	got, err := d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: owner, Limit: 1, Lease: runTerm})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, r.ID, got[0].ID)
+	return got[0]
+}
+
+func TestEffectBeginCommitThenCommitted(t *testing.T) {
+	t.Parallel()
+	d, fake := openRuns(t, Config{})
+	ctx := context.Background()
+	r := claimFor(t, d, "a", 1)[0]
+	p := &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "charge"}
+
+	e, err := d.RunEffectBegin(ctx, p)
+	require.NoError(t, err)
+	require.Equal(t, &driver.Effect{RunID: r.ID, Key: "charge", Fence: r.Fence, CreatedAt: drivertest.StartTime,
+		Outcome: driver.EffectStarted}, e)
+
+	fake.Advance(time.Second)
+	c, err := d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "charge", Result: []byte(` {"id": "ch_1"} `)})
+	require.NoError(t, err)
+	require.Equal(t, &driver.Effect{RunID: r.ID, Key: "charge", Fence: r.Fence, Committed: true, Result: []byte(`{"id":"ch_1"}`),
+		CreatedAt: drivertest.StartTime, CommittedAt: drivertest.StartTime.Add(time.Second)}, c)
+	require.Equal(t, time.UTC, c.CommittedAt.Location())
+
+	again, err := d.RunEffectBegin(ctx, p)
+	require.NoError(t, err)
+	want := *c
+	want.Outcome = driver.EffectCommitted
+	require.Equal(t, &want, again)
+
+	_, err = d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "charge"})
+	require.ErrorIs(t, err, driver.ErrConflict, "committed once")
+	_, err = d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "never-begun"})
+	require.ErrorIs(t, err, driver.ErrFenced, "this fence did not start it")
+
+	// An effect without a result stores NULL and reads back nil.
+	_, err = d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "b-plain"})
+	require.NoError(t, err)
+	plain, err := d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "b-plain"})
+	require.NoError(t, err)
+	require.Nil(t, plain.Result)
+
+	list, err := d.RunEffectList(ctx, &driver.RunEffectListParams{RunID: r.ID})
+	require.NoError(t, err)
+	require.Equal(t, []*driver.Effect{plain, c}, list, "ordered by key")
+}
+
+func TestEffectUncertainAfterReclaimResolvesBothWays(t *testing.T) {
+	t.Parallel()
+	d, fake := openRuns(t, Config{})
+	ctx := context.Background()
+	a := claimFor(t, d, "a", 1)[0]
+	for _, k := range []string{"charge", "refund"} {
+		_, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: a.ID, Fence: a.Fence, Key: k})
+		require.NoError(t, err)
+	}
+	b := reclaimFor(t, d, fake, a, "b")
+
+	_, err := d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: a.ID, Fence: a.Fence, Key: "charge", Result: []byte(`1`)})
+	var fe *driver.RunFencedError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, b.Fence, fe.CurrentFence)
+
+	for _, k := range []string{"charge", "refund"} {
+		e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: b.ID, Fence: b.Fence, Key: k})
+		require.NoError(t, err)
+		require.Equal(t, driver.EffectUncertain, e.Outcome)
+		require.Equal(t, a.Fence, e.Fence, "never overwritten")
+		_, err = d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: b.ID, Fence: b.Fence, Key: k})
+		require.ErrorIs(t, err, driver.ErrFenced, "B did not start it: it must resolve it")
+	}
+
+	done, err := d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID, Fence: b.Fence, Key: "charge",
+		Committed: true, Result: []byte(`"ch_1"`)})
+	require.NoError(t, err)
+	require.True(t, done.Committed)
+	require.Equal(t, b.Fence, done.Fence, "resolved under the current fence")
+	require.Equal(t, `"ch_1"`, string(done.Result))
+
+	gone, err := d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID, Fence: b.Fence, Key: "refund"})
+	require.NoError(t, err)
+	require.Equal(t, a.Fence, gone.Fence, "the removed intent")
+	e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: b.ID, Fence: b.Fence, Key: "refund"})
+	require.NoError(t, err)
+	require.Equal(t, driver.EffectStarted, e.Outcome, "a removed intent starts afresh")
+
+	_, err = d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID, Fence: b.Fence, Key: "charge"})
+	require.ErrorIs(t, err, driver.ErrConflict)
+	_, err = d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID, Fence: b.Fence, Key: "nope"})
+	require.ErrorIs(t, err, driver.ErrNotFound)
+	_, err = d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: a.ID, Fence: a.Fence, Key: "refund"})
+	require.ErrorIs(t, err, driver.ErrFenced)
+	_, err = d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID + 100, Fence: 1, Key: "refund"})
+	require.ErrorIs(t, err, driver.ErrNotFound)
+}
+
+// TestEffectBeginRaceStartsOnce: concurrent begins of one key under one
+// fence start it once; every other caller finds it uncertain (the
+// statement repeats after losing the insert race).
+func TestEffectBeginRaceStartsOnce(t *testing.T) {
+	t.Parallel()
+	d, _ := openRuns(t, Config{CriticalConns: 8})
+	ctx := context.Background()
+	r := claimFor(t, d, "a", 1)[0]
+	for k := range 5 {
+		key := fmt.Sprint("k", k)
+		var started, uncertain atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: key})
+				if !assertNoError(t, err) {
+					return
+				}
+				switch e.Outcome {
+				case driver.EffectStarted:
+					started.Add(1)
+				case driver.EffectUncertain:
+					uncertain.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		require.Equal(t, int32(1), started.Load())
+		require.Equal(t, int32(7), uncertain.Load())
+	}
+}
+
+func TestRunTxCommitsCallerWritesWithTheEffect(t *testing.T) {
+	t.Parallel()
+	d, _ := openRuns(t, Config{})
+	ctx := context.Background()
+	_, err := d.general.Exec(ctx, `CREATE TABLE ledger (k text PRIMARY KEY, v bigint NOT NULL)`)
+	require.NoError(t, err)
+	r := claimFor(t, d, "a", 1)[0]
+	insert := func(k string, v int64, fail error) func(tx any) error {
+		return func(tx any) error {
+			if _, err := tx.(pgx.Tx).Exec(ctx, `INSERT INTO ledger (k, v) VALUES ($1, $2)`, k, v); err != nil {
+				return err
+			}
+			return fail
+		}
+	}
+	ledger := func() map[string]int64 {
+		rows, err := d.general.Query(ctx, `SELECT k, v FROM ledger`)
+		require.NoError(t, err)
+		m := map[string]int64{}
+		var k string
+		var v int64
+		_, err = pgx.ForEachRow(rows, []any{&k, &v}, func() error { m[k] = v; return nil })
+		require.NoError(t, err)
+		return m
+	}
+
+	res, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "book", Result: []byte(`{"ok": true}`)}, insert("a", 1, nil))
+	require.NoError(t, err)
+	require.Equal(t, &driver.RunTxResult{Effect: &driver.Effect{RunID: r.ID, Key: "book", Fence: r.Fence, Committed: true,
+		Result: []byte(`{"ok":true}`), CreatedAt: drivertest.StartTime, CommittedAt: drivertest.StartTime}}, res)
+	require.Equal(t, map[string]int64{"a": 1}, ledger())
+
+	again, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "book"}, func(any) error {
+		t.Error("fn called for a committed key")
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, again.Done)
+	require.Equal(t, res.Effect, again.Effect)
+
+	boom := errors.New("boom")
+	_, err = d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "bad"}, insert("b", 2, boom))
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, map[string]int64{"a": 1}, ledger(), "the caller's write rolled back")
+	e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "bad"})
+	require.NoError(t, err)
+	require.Equal(t, driver.EffectStarted, e.Outcome, "and the effect with it")
+
+	_, err = d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "bad"}, insert("c", 3, nil))
+	require.ErrorIs(t, err, driver.ErrConflict, "an uncommitted intent must be resolved first")
+	_, err = d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "dup"}, insert("a", 4, nil))
+	require.Error(t, err, "the caller's own unique violation")
+	require.Equal(t, map[string]int64{"a": 1}, ledger())
+
+	_, err = d.RunCancel(ctx, &driver.RunCancelParams{ID: r.ID, Reason: "operator"})
+	require.NoError(t, err)
+	_, err = d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "late"}, insert("d", 5, nil))
+	require.ErrorIs(t, err, driver.ErrFenced)
+	require.Equal(t, map[string]int64{"a": 1}, ledger())
+}
+
+// TestRunTxHoldsTheRunAgainstCancel: the FOR SHARE fence check is held to
+// commit, so a cancel (an UPDATE of the run row) waits for the
+// transaction, and the transaction's effect commits under the fence it
+// checked.
+func TestRunTxHoldsTheRunAgainstCancel(t *testing.T) {
+	t.Parallel()
+	d, _ := openRuns(t, Config{})
+	ctx := context.Background()
+	r := claimFor(t, d, "a", 1)[0]
+
+	inFn, release := make(chan int32), make(chan struct{})
+	txDone := make(chan error, 1)
+	go func() {
+		_, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "k"}, func(tx any) error {
+			var pid int32
+			if err := tx.(pgx.Tx).QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+				return err
+			}
+			inFn <- pid
+			<-release
+			return nil
+		})
+		txDone <- err
+	}()
+	pid := <-inFn
+
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := d.RunCancel(ctx, &driver.RunCancelParams{ID: r.ID, Reason: "operator"})
+		cancelled <- err
+	}()
+	// The server is the only one who knows the cancel is waiting.
+	require.Eventually(t, func() bool {
+		var n int
+		err := d.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
+		return err == nil && n == 1
+	}, 10*time.Second, 5*time.Millisecond, "the cancel waits for the transaction's lock")
+	select {
+	case err := <-cancelled:
+		t.Fatalf("cancel returned while the transaction held the run: %v", err)
+	default:
+	}
+	close(release)
+	require.NoError(t, <-txDone)
+	require.NoError(t, <-cancelled)
+
+	got, err := d.RunGet(ctx, &driver.RunGetParams{ID: r.ID})
+	require.NoError(t, err)
+	require.Equal(t, runs.StateCancelled, got.State)
+	require.Equal(t, r.Fence+1, got.Fence)
+	list, err := d.RunEffectList(ctx, &driver.RunEffectListParams{RunID: r.ID})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.True(t, list[0].Committed)
+	require.Equal(t, r.Fence, list[0].Fence)
+}
+
+// TestRunTxConcurrentSameKeyRunsFnOnce: the effect is inserted before fn,
+// so a second transaction of the key waits for the first and finds it
+// committed instead of running fn again.
+func TestRunTxConcurrentSameKeyRunsFnOnce(t *testing.T) {
+	t.Parallel()
+	d, _ := openRuns(t, Config{CriticalConns: 8})
+	ctx := context.Background()
+	r := claimFor(t, d, "a", 1)[0]
+	var calls, done atomic.Int32
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			res, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "once"}, func(any) error {
+				calls.Add(1)
+				return nil
+			})
+			if assertNoError(t, err) && res.Done {
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), calls.Load())
+	require.Equal(t, int32(5), done.Load())
+}
+
+func TestRunEventAppendFencedAndRetried(t *testing.T) {
+	t.Parallel()
+	d, fake := openRuns(t, Config{})
+	ctx := context.Background()
+	rs := claimFor(t, d, "a", 2)
+	var batch []driver.RunEventInsert
+	for seq := int64(1); seq <= 3; seq++ {
+		for _, r := range rs {
+			batch = append(batch, driver.RunEventInsert{RunID: r.ID, Fence: r.Fence, Seq: seq, Kind: "step",
+				Payload: []byte(fmt.Sprintf(`{ "seq": %d }`, seq))})
+		}
+	}
+	res, err := d.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: batch})
+	require.NoError(t, err)
+	require.Nil(t, res.Fenced)
+	res, err = d.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: append(batch, batch[0])})
+	require.NoError(t, err)
+	require.Nil(t, res.Fenced, "a retried batch (and a repeat within one) is accepted")
+
+	evs, err := d.RunEventList(ctx, &driver.RunEventListParams{RunID: rs[1].ID})
+	require.NoError(t, err)
+	require.Len(t, evs, 3)
+	require.Equal(t, &driver.RunEvent{RunID: rs[1].ID, Fence: rs[1].Fence, Seq: 1, Kind: "step", Payload: []byte(`{"seq":1}`),
+		CreatedAt: drivertest.StartTime}, evs[0])
+	evs, err = d.RunEventList(ctx, &driver.RunEventListParams{RunID: rs[1].ID, AfterFence: rs[1].Fence, AfterSeq: 1, Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, int64(2), evs[0].Seq)
+
+	b := reclaimFor(t, d, fake, rs[0], "b")
+	res, err = d.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: []driver.RunEventInsert{
+		{RunID: b.ID, Fence: b.Fence, Seq: 1, Kind: "step"},
+		{RunID: rs[0].ID, Fence: rs[0].Fence, Seq: 4, Kind: "late"},  // fenced
+		{RunID: rs[0].ID, Fence: rs[0].Fence, Seq: 1, Kind: "step"},  // stored before: accepted
+		{RunID: 9999, Fence: 1, Seq: 1, Kind: "step"},                // no such run: fenced
+		{RunID: rs[1].ID, Fence: rs[1].Fence + 1, Seq: 1, Kind: "x"}, // a fence from the future
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 3, 4}, res.Fenced)
+	evs, err = d.RunEventList(ctx, &driver.RunEventListParams{RunID: b.ID})
+	require.NoError(t, err)
+	require.Len(t, evs, 4)
+	require.Equal(t, b.Fence, evs[3].Fence)
+	require.Equal(t, "null", string(evs[3].Payload), "an empty payload is JSON null")
+
+	_, err = d.RunEventList(ctx, &driver.RunEventListParams{RunID: b.ID, Limit: maxEventLimit + 1})
+	require.ErrorIs(t, err, driver.ErrInvalid)
+	res, err = d.RunEventAppend(ctx, &driver.RunEventAppendParams{})
+	require.NoError(t, err)
+	require.Nil(t, res.Fenced)
+}
+
+// TestRoundTripsPerEffectOp pins the cost of the effect and event paths on
+// a warm connection, and that no refusal leaves a transaction open (each
+// pool's one connection is reused, never discarded).
+func TestRoundTripsPerEffectOp(t *testing.T) {
+	t.Parallel()
+	var writes atomic.Int64
+	url, schema := testdb.Schema(t)
+	fake := clock.NewFake(drivertest.StartTime)
+	cfg := Config{URL: url, Schema: schema, CriticalConns: 1, GeneralConns: 1, StoreClock: fake}
+	ctx := context.Background()
+	d, err := openPools(ctx, cfg, func(pc *pgxpool.Config) {
+		dial := pc.ConnConfig.DialFunc
+		pc.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return countingConn{Conn: c, writes: &writes}, nil
+		}
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	_, err = d.Migrate(ctx)
+	require.NoError(t, err)
+	_, err = d.general.Exec(ctx, `CREATE TABLE ledger (n bigint)`)
+	require.NoError(t, err)
+	rs := claimFor(t, d, "a", 2)
+	r, gone := rs[0], rs[1]
+	_, err = d.RunCancel(ctx, &driver.RunCancelParams{ID: gone.ID})
+	require.NoError(t, err)
+
+	n := 0
+	key := func() string { n++; return fmt.Sprint("k", n) }
+	begin := func(k string) {
+		e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: k})
+		require.NoError(t, err)
+		require.Equal(t, driver.EffectStarted, e.Outcome)
+	}
+	commit := func(k string) {
+		_, err := d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: k, Result: []byte(`1`)})
+		require.NoError(t, err)
+	}
+	var lastKey string
+	tx := func(fn func(any) error) func() {
+		return func() {
+			lastKey = key()
+			_, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: lastKey}, fn)
+			require.NoError(t, err)
+		}
+	}
+	writeOne := func(tx any) error {
+		_, err := tx.(pgx.Tx).Exec(ctx, `INSERT INTO ledger (n) VALUES ($1)`, n)
+		return err
+	}
+	seq := int64(0)
+	var lastBatch []driver.RunEventInsert
+	events := func(fenced int) func() {
+		return func() {
+			var b []driver.RunEventInsert
+			for range 10 {
+				seq++
+				b = append(b, driver.RunEventInsert{RunID: r.ID, Fence: r.Fence, Seq: seq, Kind: "k", Payload: []byte(`{}`)})
+			}
+			for i := range fenced {
+				b = append(b, driver.RunEventInsert{RunID: gone.ID, Fence: gone.Fence, Seq: int64(i + 1), Kind: "k"})
+			}
+			res, err := d.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: b})
+			require.NoError(t, err)
+			require.Len(t, res.Fenced, fenced)
+			lastBatch = b
+		}
+	}
+	retried := func() {
+		res, err := d.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: lastBatch})
+		require.NoError(t, err)
+		require.Len(t, res.Fenced, 3)
+	}
+	for _, c := range []struct {
+		name  string
+		op    func()
+		trips int64
+	}{
+		{"effect begin", func() { begin(key()) }, 1},
+		{"effect commit", func() { k := key(); begin(k); commit(k) }, 2},
+		{"effect begin, committed", func() {
+			e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "k3"})
+			require.NoError(t, err)
+			require.Equal(t, driver.EffectCommitted, e.Outcome)
+		}, 1},
+		{"refused effect begin", func() {
+			_, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: gone.ID, Fence: gone.Fence, Key: "x"})
+			require.ErrorIs(t, err, driver.ErrFenced)
+		}, 2},
+		{"refused effect commit", func() {
+			_, err := d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "k3"})
+			require.ErrorIs(t, err, driver.ErrConflict)
+		}, 2},
+		{"effect list", func() {
+			_, err := d.RunEffectList(ctx, &driver.RunEffectListParams{RunID: r.ID})
+			require.NoError(t, err)
+		}, 1},
+		{"tx: BEGIN, fence check and effect, COMMIT", tx(func(any) error { return nil }), 3},
+		{"tx with one caller write", tx(writeOne), 4},
+		{"tx, key done", func() {
+			res, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: lastKey}, writeOne)
+			require.NoError(t, err)
+			require.True(t, res.Done)
+		}, 3},
+		{"refused tx (BEGIN, check, ROLLBACK, read)", func() {
+			_, err := d.RunTx(ctx, &driver.RunTxParams{RunID: gone.ID, Fence: gone.Fence, Key: "x"}, writeOne)
+			require.ErrorIs(t, err, driver.ErrFenced)
+		}, 4},
+		{"failed tx (fn's error, ROLLBACK)", func() {
+			_, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key()}, func(any) error { return errors.New("no") })
+			require.Error(t, err)
+		}, 3},
+		{"event batch", events(0), 1},
+		{"event batch with fenced events", events(3), 2},
+		// The plain insert refused, the idempotent one, which are fenced;
+		// and, as pgx drops a cached statement that failed, deallocating
+		// and preparing the plain insert again before it.
+		{"retried event batch", retried, 5},
+		{"event list", func() {
+			_, err := d.RunEventList(ctx, &driver.RunEventListParams{RunID: r.ID, Limit: 5})
+			require.NoError(t, err)
+		}, 1},
+	} {
+		c.op() // warm: prepares the statements on the pool's one connection
+		before := writes.Load()
+		c.op()
+		require.Equal(t, c.trips, writes.Load()-before, c.name)
+	}
+	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+		st := pool.Stat()
+		require.Equal(t, int32(1), st.TotalConns(), "the one connection was reused")
+		require.Zero(t, st.AcquiredConns(), "nothing left acquired")
+		require.Equal(t, int64(1), st.NewConnsCount(), "never discarded and reopened")
+	}
+}
+
+// TestEffectBeginWaitsOutAnUncommittedInsert drives the lost insert race
+// deterministically: another transaction holds an uncommitted intent of
+// the key, so the begin's ON CONFLICT waits for it. If it commits, the
+// begin (whose snapshot predates it) repeats and finds the intent
+// uncertain; if it rolls back, the begin inserts its own.
+func TestEffectBeginWaitsOutAnUncommittedInsert(t *testing.T) {
+	t.Parallel()
+	for _, commit := range []bool{true, false} {
+		t.Run(map[bool]string{true: "commit", false: "rollback"}[commit], func(t *testing.T) {
+			t.Parallel()
+			d, _ := openRuns(t, Config{})
+			ctx := context.Background()
+			r := claimFor(t, d, "a", 1)[0]
+			other, err := d.general.Begin(ctx)
+			require.NoError(t, err)
+			defer other.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+			var pid int32
+			require.NoError(t, other.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+			_, err = other.Exec(ctx, `INSERT INTO run_effects (run_id, key, fence, created_at) VALUES ($1, 'k', $2, now())`, r.ID, r.Fence)
+			require.NoError(t, err)
+
+			type result struct {
+				e   *driver.Effect
+				err error
+			}
+			began := make(chan result, 1)
+			go func() {
+				e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "k"})
+				began <- result{e, err}
+			}()
+			require.Eventually(t, func() bool {
+				var n int
+				err := d.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
+				return err == nil && n == 1
+			}, 10*time.Second, 5*time.Millisecond, "the begin waits for the other insert")
+			want := driver.EffectStarted
+			if commit {
+				require.NoError(t, other.Commit(ctx))
+				want = driver.EffectUncertain
+			} else {
+				require.NoError(t, other.Rollback(ctx))
+			}
+			got := <-began
+			require.NoError(t, got.err)
+			require.Equal(t, want, got.e.Outcome)
+		})
+	}
+}

@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// RunTx implements driver.EffectStore: the caller's writes, a locking fence
+// check of the run and the commit of the effect (run, key) in one READ
+// COMMITTED transaction on the critical pool. fn's tx is a pgx.Tx; fn must
+// not commit or roll it back (RunTx does). Three round trips besides fn's
+// own:
+//
+//  1. BEGIN.
+//  2. beginEffect with the effect already committed: it locks the run row
+//     FOR SHARE if the run is running under the fence — held to COMMIT, so
+//     a reclaim, cancel or completion of the run (each an UPDATE of the
+//     row) waits for this transaction instead of committing in between —
+//     and inserts the committed effect unless the key exists. If the key
+//     is committed, fn is not called and Done is reported; an uncommitted
+//     intent (from RunEffectBegin) is ErrConflict: resolve it first.
+//  3. fn, then COMMIT. If fn fails, the rollback takes the effect with
+//     fn's writes.
+//
+// Inserting the effect before fn rather than after it costs nothing and
+// serializes two calls of one key: the second waits on the first's
+// uncommitted row, then sees it committed (Done, fn not called) or, if the
+// first rolled back, goes ahead. Its committed_at is therefore the store
+// time of the fence check, just before fn.
+//
+// fn holds a critical connection while it runs; keep it short (the
+// session's idle_in_transaction_session_timeout, Config.StatementTimeout,
+// ends a transaction left idle).
+func (d *Driver) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
+	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
+		return nil, err
+	}
+	result, err := effectResult(p.Result)
+	if err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, &journal.InputError{Field: "fn", Problem: "RunTx needs a function to run"}
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: transactional effect %q of run %d: %w", p.Key, p.RunID, withCtx(ctx, err))
+	}
+	conn, err := d.acquire(ctx, critical(p))
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer conn.Release()
+	// Rolls back whatever is left open: a refusal, fn's error, a failed
+	// statement, a panic in fn. It reads the connection's status, so it
+	// costs nothing after COMMIT.
+	defer d.endTx(ctx, conn)
+
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return nil, fail(err)
+	}
+	e, held, err := d.beginEffectOn(ctx, tx, p.RunID, p.Fence, p.Key, true, result)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if !held {
+		d.endTx(ctx, conn) // release the transaction before the refusal's read
+		cur, now, err := readRun(ctx, conn, d.fakeNow(), p.RunID)
+		if err != nil {
+			return nil, fail(fmt.Errorf("reading the run after a refused write: %w", err))
+		}
+		return nil, driver.ClassifyRefusal("effect tx", p.RunID, p.Fence, "", cur, now, false)
+	}
+	switch e.Outcome {
+	case driver.EffectCommitted:
+		if err := tx.Commit(ctx); err != nil {
+			return nil, fail(fmt.Errorf("commit: %w", err))
+		}
+		e.Outcome = ""
+		return &driver.RunTxResult{Effect: e, Done: true}, nil
+	case driver.EffectUncertain:
+		return nil, fmt.Errorf("effect tx of %q of run %d refused: an intent begun under fence %d was never committed; resolve it first: %w",
+			p.Key, p.RunID, e.Fence, driver.ErrConflict)
+	}
+	if err := fn(tx); err != nil {
+		return nil, fmt.Errorf("postgres: transactional effect %q of run %d: rolled back: %w", p.Key, p.RunID, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		if errors.Is(err, pgx.ErrTxClosed) {
+			err = fmt.Errorf("fn ended the transaction itself: %w", err)
+		}
+		return nil, fail(fmt.Errorf("commit: %w", err))
+	}
+	e.Outcome = ""
+	return &driver.RunTxResult{Effect: e}, nil
+}

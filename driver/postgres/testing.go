@@ -1,0 +1,11 @@
+package postgres
+
+import "context"
+
+// ExecForTest runs raw SQL on the general pool. It exists for tests that
+// must reach under the driver (creating a caller's table for run.Tx);
+// applications have no use for it.
+func ExecForTest(ctx context.Context, d *Driver, query string) error {
+	_, err := d.general.Exec(ctx, query)
+	return err
+}

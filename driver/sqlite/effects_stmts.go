@@ -1,0 +1,136 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// runHeldSQL is the fence every effect and event write carries in its own
+// WHERE: the run ?run is running under ?fence. Under BEGIN IMMEDIATE no
+// claim, reclaim or cancel can commit between this check and the write.
+func runHeldSQL(run, fence string) string {
+	return `EXISTS (SELECT 1 FROM runs WHERE runs.id = ` + run + ` AND runs.fence = ` + fence + ` AND runs.state = 'running')`
+}
+
+// effectColumns is the column list every effect statement selects or
+// returns, in scanEffect's order.
+const effectColumns = `run_id, key, fence, committed, result, created_at, committed_at`
+
+// The effect and event statements (variables only because runHeldSQL
+// builds their fence clause).
+var (
+	// runHeldCheckSQL is the fence check a transaction makes before it reads
+	// (Begin, Resolve, Tx): a fenced runner learns nothing about effects.
+	runHeldCheckSQL = `SELECT ` + runHeldSQL("?1", "?2")
+
+	effectSelectSQL = `SELECT ` + effectColumns + ` FROM run_effects WHERE run_id = ?1 AND key = ?2`
+
+	// effectInsertIntentSQL inserts an intent under ?3.
+	effectInsertIntentSQL = `INSERT INTO run_effects (run_id, key, fence, committed, created_at)
+SELECT ?1, ?2, ?3, 0, ?4 WHERE ` + runHeldSQL("?1", "?3") + `
+RETURNING ` + effectColumns
+
+	// effectCommitSQL commits an intent only this fence started, while the
+	// run is still held under it.
+	effectCommitSQL = `UPDATE run_effects SET committed = 1, result = ?1, committed_at = ?2
+WHERE run_id = ?3 AND key = ?4 AND fence = ?5 AND committed = 0 AND ` + runHeldSQL("?3", "?5") + `
+RETURNING ` + effectColumns
+
+	// effectResolveCommitSQL records that an uncertain effect happened. The
+	// fence becomes the resolver's: the row now says who settled it.
+	effectResolveCommitSQL = `UPDATE run_effects SET committed = 1, result = ?1, committed_at = ?2, fence = ?5
+WHERE run_id = ?3 AND key = ?4 AND committed = 0 AND ` + runHeldSQL("?3", "?5") + `
+RETURNING ` + effectColumns
+
+	// effectResolveDeleteSQL removes an uncertain intent that did not
+	// happen, so the next RunEffectBegin starts it afresh.
+	effectResolveDeleteSQL = `DELETE FROM run_effects
+WHERE run_id = ?1 AND key = ?2 AND committed = 0 AND ` + runHeldSQL("?1", "?3") + `
+RETURNING ` + effectColumns
+
+	// effectInsertCommittedSQL is RunTx's effect: inserted committed, in the
+	// caller's transaction. The fence is checked again here, after fn ran in
+	// the same transaction: fn cannot have released the run unnoticed.
+	effectInsertCommittedSQL = `INSERT INTO run_effects (run_id, key, fence, committed, result, created_at, committed_at)
+SELECT ?1, ?2, ?3, 1, ?4, ?5, ?5 WHERE ` + runHeldSQL("?1", "?3") + `
+RETURNING ` + effectColumns
+
+	// eventInsertSQL inserts one event if its run is running under its
+	// fence; a (run, fence, seq) already present inserts nothing. (The
+	// SELECT's WHERE also settles SQLite's parsing ambiguity between ON
+	// CONFLICT and a join constraint.)
+	eventInsertSQL = `INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE ` + runHeldSQL("?1", "?2") + `
+ON CONFLICT DO NOTHING`
+
+	eventExistsSQL = `SELECT EXISTS (SELECT 1 FROM run_events WHERE run_id = ?1 AND fence = ?2 AND seq = ?3)`
+)
+
+// effectStmts are the effect and event statements, prepared once on the
+// writer connection (see stmts). run holds the run statements, which the
+// refusals read the run with.
+type effectStmts struct {
+	run *runStmts
+
+	held, selectEffect, insertIntent, commit, resolveCommit, resolveDelete, insertCommitted,
+	insertEvent, eventExists *sql.Stmt
+}
+
+type effectStmtCache struct {
+	mu sync.Mutex // guards s; held only while preparing
+	s  *effectStmts
+}
+
+// effectPrepared returns the prepared effect statements (and the run
+// statements), preparing them on first use. Like runPrepared, call it
+// before BeginTx, never inside a transaction: preparing needs the one
+// writer connection, which an open transaction holds. A failed preparation
+// is not cached.
+func (d *Driver) effectPrepared(ctx context.Context) (*effectStmts, error) {
+	rs, err := d.runPrepared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.effectStmts.mu.Lock()
+	defer d.effectStmts.mu.Unlock()
+	if d.effectStmts.s != nil {
+		return d.effectStmts.s, nil
+	}
+	s := effectStmts{run: rs}
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.held, runHeldCheckSQL},
+		{&s.selectEffect, effectSelectSQL},
+		{&s.insertIntent, effectInsertIntentSQL},
+		{&s.commit, effectCommitSQL},
+		{&s.resolveCommit, effectResolveCommitSQL},
+		{&s.resolveDelete, effectResolveDeleteSQL},
+		{&s.insertCommitted, effectInsertCommittedSQL},
+		{&s.insertEvent, eventInsertSQL},
+		{&s.eventExists, eventExistsSQL},
+	} {
+		st, err := d.w.PrepareContext(ctx, p.sql)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("sqlite: preparing effect statements (is the schema migrated?): %w", err)
+		}
+		*p.dst = st
+	}
+	d.effectStmts.s = &s
+	return &s, nil
+}
+
+// close closes the effect statements (not the run statements, which their
+// own cache owns).
+func (s *effectStmts) close() {
+	for _, st := range []*sql.Stmt{s.held, s.selectEffect, s.insertIntent, s.commit, s.resolveCommit,
+		s.resolveDelete, s.insertCommitted, s.insertEvent, s.eventExists} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}

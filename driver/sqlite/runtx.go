@@ -1,0 +1,83 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// RunTx implements driver.EffectStore: the transactional effect. One BEGIN
+// IMMEDIATE transaction on the single writer holds SQLite's write lock from
+// the fence check to the commit, so no claim, reclaim or cancel (nor any
+// other process's write) can commit in between — SQLite's equivalent of
+// Postgres's SELECT … FOR SHARE. In it:
+//
+//  1. the fence check (ErrNotFound, or a *driver.RunFencedError);
+//  2. the effect: committed → the transaction commits empty and Done is
+//     reported without calling fn; an uncommitted intent → ErrConflict (the
+//     key was used with RunEffectBegin, whose intent must be resolved, not
+//     overtaken by a transaction);
+//  3. fn(tx), tx a *sql.Tx: the caller's statements run in this
+//     transaction on the writer connection (so they do not wait for it).
+//     fn must use tx only — another connection to the same file would wait
+//     on the lock this transaction holds — and must not commit or roll back
+//     tx. An error from fn rolls everything back and is returned wrapped;
+//  4. the effect inserted committed under the fence, its WHERE checking the
+//     fence again (whatever fn did to the run in between), and COMMIT.
+//
+// Exactly once: fn's writes and the effect commit together or not at all.
+func (d *Driver) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
+	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
+		return nil, err
+	}
+	result, err := normalizeResult(p.Result)
+	if err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, &journal.InputError{Field: "fn", Problem: "a transactional effect needs a function"}
+	}
+	const op = "tx"
+	var out driver.RunTxResult
+	err = d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
+		if err := requireHeld(ctx, tx, st, op, p.RunID, p.Fence, now); err != nil {
+			return err
+		}
+		e, err := effectInTx(ctx, tx, st, p.RunID, p.Key)
+		if err != nil {
+			return err
+		}
+		if e != nil && e.Committed {
+			out = driver.RunTxResult{Effect: e, Done: true}
+			return nil // commits the transaction, which wrote nothing
+		}
+		if e != nil {
+			return fmt.Errorf("tx of effect %q of run %d refused: an intent started under fence %d is uncommitted "+
+				"(the key was used with an effect: resolve it): %w", p.Key, p.RunID, e.Fence, driver.ErrConflict)
+		}
+		if err := fn(tx); err != nil {
+			return fmt.Errorf("tx of effect %q of run %d: %w", p.Key, p.RunID, err)
+		}
+		e, err = scanEffect(tx.StmtContext(ctx, st.insertCommitted).QueryRowContext(ctx,
+			p.RunID, p.Key, p.Fence, nullBytes(result), now.UnixMicro()))
+		if errors.Is(err, sql.ErrNoRows) {
+			// fn's own statements released the run (or moved its fence):
+			// nothing of the transaction is kept.
+			return refuseRun(ctx, tx, st, op, p.RunID, p.Fence, now)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: tx of effect %q of run %d: committing the effect: %w", p.Key, p.RunID, err)
+		}
+		out = driver.RunTxResult{Effect: e}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
