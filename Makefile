@@ -19,6 +19,11 @@ test:
 test-race:
 	$(GO) test -race -count=1 $(PKGS)
 
+## test-load: the 10,000-run load test on both drivers, without the race detector (CI runs it)
+.PHONY: test-load
+test-load:
+	$(GO) test -count=1 -run 'TestManyRunsAcrossFourWorkers' -v ./scheduler
+
 ## lint: gofmt check and go vet
 .PHONY: lint
 lint:
