@@ -2,9 +2,11 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
@@ -32,6 +34,16 @@ type RunStore interface {
 	RunRenew(ctx context.Context, p *RunRenewParams) (*Run, error)
 	// RunComplete finishes a run WHERE id AND fence AND state = 'running'.
 	RunComplete(ctx context.Context, p *RunCompleteParams) (*Run, error)
+	// RunCompleteMany completes a batch of runs in one statement (Postgres)
+	// or one transaction (SQLite), one commit: each completion applies
+	// WHERE id AND fence AND state = 'running', exactly as RunComplete's
+	// does. The runs it matches are completed (result, finished_at = store
+	// now, owner '', no expiry); the others (fenced out, finished, or
+	// missing) are reported by index in Fenced and left unchanged. The
+	// whole batch is validated first: one bad completion, more than
+	// MaxRunCompleteBatch, or one id twice refuses it all with a
+	// *journal.InputError (ErrInvalid), nothing written.
+	RunCompleteMany(ctx context.Context, p *RunCompleteManyParams) (*RunCompleteManyResult, error)
 	// RunFail records a failed attempt WHERE id AND fence AND state =
 	// 'running': available again at store now + p.RetryAfter while attempt <
 	// max_attempts, otherwise failed. The reason is recorded either way.
@@ -120,6 +132,71 @@ type RunCompleteParams struct {
 
 // Class implements lease.Classed.
 func (*RunCompleteParams) Class() lease.Durability { return lease.SyncCritical }
+
+// MaxRunCompleteBatch bounds one RunCompleteMany batch.
+const MaxRunCompleteBatch = 10000
+
+// RunCompleteManyParams completes a batch of runs (a batch completer's
+// flush).
+type RunCompleteManyParams struct {
+	Runs []RunCompletion
+}
+
+// Class implements lease.Classed: each completion is a fenced write the
+// runner waits on, batched only to share the commit.
+func (*RunCompleteManyParams) Class() lease.Durability { return lease.SyncCritical }
+
+// RunCompletion is one completion of a batch.
+type RunCompletion struct {
+	ID, Fence int64
+	Result    []byte // JSON; optional
+}
+
+// RunCompleteManyResult says what became of a batch.
+type RunCompleteManyResult struct {
+	// Completed are the ids of the runs completed, in batch order.
+	Completed []int64
+	// Fenced are the indexes into the batch, ascending, of the
+	// completions refused: the run was not running under that fence (it
+	// was reclaimed, cancelled, finished or claimed again), or does not
+	// exist. Those runs are unchanged; a caller that must tell the cases
+	// apart reads the run.
+	Fenced []int
+}
+
+// ValidateRunCompleteMany checks a batch before any query and returns
+// each completion's result normalized to compact JSON (nil, stored as
+// NULL, where none is given). A problem of one completion names its index.
+func ValidateRunCompleteMany(cs []RunCompletion) ([][]byte, error) {
+	if len(cs) > MaxRunCompleteBatch {
+		return nil, &journal.InputError{Field: "runs", Problem: fmt.Sprintf("%d completions is over the limit of %d", len(cs), MaxRunCompleteBatch)}
+	}
+	results := make([][]byte, len(cs))
+	// A run twice in one batch is a caller's bug (one claim completed
+	// twice); refusing it also keeps each run to at most one change per
+	// statement, which Postgres's UPDATE … FROM would otherwise apply
+	// from whichever duplicate it met first.
+	seen := make(map[int64]int, len(cs))
+	for i := range cs {
+		c := &cs[i]
+		err := runs.ValidateFenced(c.ID, c.Fence)
+		if err == nil && len(c.Result) > 0 {
+			results[i], err = runs.NormalizePayload("result", c.Result)
+		}
+		if err != nil {
+			var ie *journal.InputError
+			if errors.As(err, &ie) {
+				return nil, &journal.InputError{Field: ie.Field, Problem: fmt.Sprintf("completion %d of the batch: %s", i, ie.Problem)}
+			}
+			return nil, fmt.Errorf("completion %d of the batch: %w", i, err)
+		}
+		if j, dup := seen[c.ID]; dup {
+			return nil, &journal.InputError{Field: "id", Problem: fmt.Sprintf("run %d is completed twice in one batch (completions %d and %d)", c.ID, j, i)}
+		}
+		seen[c.ID] = i
+	}
+	return results, nil
+}
 
 // RunFailParams fails an attempt.
 type RunFailParams struct {

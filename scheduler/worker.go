@@ -41,6 +41,11 @@ type WorkerConfig struct {
 	// FetchInterval is how long an idle queue waits before claiming again.
 	// Defaults to 50ms.
 	FetchInterval time.Duration
+	// FetchCooldown is how long a queue waits, after a handler frees a
+	// slot, before claiming again, so that one claim fills several freed
+	// slots. Defaults to 1ms.
+	FetchCooldown time.Duration
+
 	// Clock defaults to the real clock (it drives heartbeats and polling).
 	Clock clock.Clock
 	// Logger defaults to slog.Default().
@@ -63,6 +68,8 @@ type Worker struct {
 	fetch   sync.WaitGroup
 	running sync.WaitGroup
 	wake    map[string]chan struct{}
+
+	completer *completer
 }
 
 // NewWorker validates cfg and returns a stopped worker. events is the
@@ -95,13 +102,18 @@ func NewWorker(store Store, events *EventCommitter, cfg WorkerConfig) (*Worker, 
 	if cfg.FetchInterval <= 0 {
 		cfg.FetchInterval = 50 * time.Millisecond
 	}
+	if cfg.FetchCooldown <= 0 {
+		cfg.FetchCooldown = time.Millisecond
+	}
+
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Worker{store: store, events: events, cfg: cfg, handlers: map[string]Handler{}, wake: map[string]chan struct{}{}}, nil
+	return &Worker{store: store, events: events, cfg: cfg, handlers: map[string]Handler{}, wake: map[string]chan struct{}{},
+		completer: newCompleter(store, cfg.Clock, cfg.Logger)}, nil
 }
 
 // Owner returns the worker's owner id.
@@ -129,6 +141,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	var fctx context.Context
 	fctx, w.cancel = context.WithCancel(ctx)
 	w.hctx, w.hcancel = context.WithCancel(context.WithoutCancel(ctx))
+	w.completer.start()
 	for q, n := range w.cfg.Queues {
 		w.wake[q] = make(chan struct{}, 1)
 		w.fetch.Add(1)
@@ -153,10 +166,12 @@ func (w *Worker) Stop(ctx context.Context) error {
 	select {
 	case <-done:
 		w.hcancel()
+		w.completer.close()
 		return nil
 	case <-ctx.Done():
 		w.hcancel() // past the deadline: the handlers' contexts end now
 		<-done
+		w.completer.close()
 		return ctx.Err()
 	}
 }
@@ -200,6 +215,14 @@ func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
 		case <-tick:
 		case <-w.wake[queue]:
 			t.Stop()
+			// Let a few more slots free up so one claim fills them all.
+			ct, cool := w.cfg.Clock.NewTimer(w.cfg.FetchCooldown)
+			select {
+			case <-cool:
+			case <-ctx.Done():
+				ct.Stop()
+				return
+			}
 		}
 	}
 }
@@ -284,7 +307,7 @@ func (w *Worker) finish(r *Run, herr error) {
 		r.mu.Lock()
 		result := r.result
 		r.mu.Unlock()
-		_, err = w.store.RunComplete(ctx, &driver.RunCompleteParams{ID: r.ID, Fence: r.Fence, Result: result})
+		err = w.completer.complete(ctx, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result})
 	case errors.As(herr, &be):
 		_, err = w.store.RunBlock(ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence, Reason: truncate(be.reason)})
 	default:

@@ -21,7 +21,13 @@ import (
 )
 
 func runBench(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	if len(args) > 0 && args[0] == "runs" {
+		return runBenchRuns(ctx, args[1:], out)
+	}
+	if len(args) > 0 && args[0] == "journal" {
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("bench journal", flag.ContinueOnError)
 	dir := fs.String("dir", ".", "directory for the SQLite file and the raw fsync probe (the disk measured)")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema is created and dropped`)
 	dur := fs.Duration("duration", 3*time.Second, "time per configuration")
@@ -29,8 +35,8 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 && fs.Arg(0) != "journal" {
-		return fmt.Errorf("unknown benchmark %q (have: journal)", fs.Arg(0))
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unknown benchmark %q (have: journal, runs)", fs.Arg(0))
 	}
 	var ns []int
 	for _, s := range strings.Split(*appenders, ",") {

@@ -31,7 +31,7 @@ var commands = []command{
 	{"export", "write a world's journal as JSONL", runExport},
 	{"import", "create a world from a verified JSONL export", runImport},
 	{"sweep", "revoke expired leases and grant each world's home the next epoch", runSweep},
-	{"bench", "benchmark journal appends beside the raw fsync rate (see docs/BENCHMARKS.md)", runBench},
+	{"bench", "benchmarks: `bench journal` (appends beside the raw fsync rate), `bench runs` (runs/s, events) — see docs/BENCHMARKS.md", runBench},
 }
 
 func main() {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -423,5 +424,154 @@ var runCases = []Case{
 			require.ErrorIs(t, err, driver.ErrInvalid, "bad input %d", i)
 		}
 		require.Equal(t, before, e.run(r.ID), "nothing changed")
+	}},
+	{"RunCompleteManyCompletesHeldRunsAndReportsFencedOnes", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		rs := e.runStore()
+		// reclaimed: claimed by runner-a under fence 1, expired, reclaimed
+		// (fence 2), then claimed again by runner-b under fence 3.
+		reclaimed := e.enqueue(runs.Enqueue{Queue: "q"})[0].Run.ID
+		old := e.claim("q", "runner-a", 1)[0]
+		e.h.Clock.Advance(runLease)
+		res, err := rs.RunReclaim(e.ctx, &driver.RunReclaimParams{})
+		require.NoError(t, err)
+		require.Len(t, res.Reclaimed, 1)
+		out := e.enqueue(runs.Enqueue{Queue: "q"}, runs.Enqueue{Queue: "q"}, runs.Enqueue{Queue: "q"})
+		held := map[int64]*driver.Run{}
+		for _, r := range e.claim("q", "runner-b", 10) {
+			held[r.ID] = r
+		}
+		require.Len(t, held, 4)
+		require.Equal(t, old.Fence+2, held[reclaimed].Fence)
+		a, b, done := held[out[0].Run.ID], held[out[1].Run.ID], held[out[2].Run.ID]
+		_, err = rs.RunComplete(e.ctx, &driver.RunCompleteParams{ID: done.ID, Fence: done.Fence, Result: []byte(`"first"`)})
+		require.NoError(t, err)
+		missing := done.ID + 1000
+		beforeReclaimed, beforeDone := e.run(reclaimed), e.run(done.ID)
+
+		e.h.Clock.Advance(time.Second)
+		got, err := rs.RunCompleteMany(e.ctx, &driver.RunCompleteManyParams{Runs: []driver.RunCompletion{
+			{ID: a.ID, Fence: a.Fence, Result: []byte(` {"n" : 1} `)},   // 0: held
+			{ID: reclaimed, Fence: old.Fence},                           // 1: a reclaimed run's old fence
+			{ID: missing, Fence: 1},                                     // 2: no such run
+			{ID: b.ID, Fence: b.Fence},                                  // 3: held, no result
+			{ID: done.ID, Fence: done.Fence, Result: []byte(`"again"`)}, // 4: already completed
+		}})
+		require.NoError(t, err)
+		require.Equal(t, []int64{a.ID, b.ID}, got.Completed, "in batch order")
+		require.Equal(t, []int{1, 2, 4}, got.Fenced)
+
+		finished := StartTime.Add(runLease + time.Second)
+		for _, c := range []struct {
+			id     int64
+			result string
+		}{{a.ID, `{"n":1}`}, {b.ID, ""}} {
+			r := e.run(c.id)
+			require.Equal(t, runs.StateCompleted, r.State)
+			require.Equal(t, c.result, string(r.Result))
+			require.Equal(t, finished, r.FinishedAt, "the store clock at the batch")
+			require.Empty(t, r.Owner)
+			require.True(t, r.ExpiresAt.IsZero())
+			require.Equal(t, held[c.id].Fence, r.Fence, "completion never changes the fence")
+		}
+		require.Nil(t, e.run(b.ID).Result, "no result is stored as none")
+		require.Equal(t, beforeReclaimed, e.run(reclaimed), "the new holder's run is untouched")
+		require.Equal(t, beforeDone, e.run(done.ID), "a completed run keeps its first result")
+		_, err = rs.RunGet(e.ctx, &driver.RunGetParams{ID: missing})
+		require.ErrorIs(t, err, driver.ErrNotFound, "a missing run is not created")
+
+		// The new holder completes under its own fence; a second batch of
+		// the same completions is refused whole, changing nothing.
+		got, err = rs.RunCompleteMany(e.ctx, &driver.RunCompleteManyParams{Runs: []driver.RunCompletion{
+			{ID: reclaimed, Fence: held[reclaimed].Fence}}})
+		require.NoError(t, err)
+		require.Equal(t, []int64{reclaimed}, got.Completed)
+		require.Empty(t, got.Fenced)
+		afterA := e.run(a.ID)
+		got, err = rs.RunCompleteMany(e.ctx, &driver.RunCompleteManyParams{Runs: []driver.RunCompletion{
+			{ID: a.ID, Fence: a.Fence, Result: []byte(`"late"`)}, {ID: b.ID, Fence: b.Fence}}})
+		require.NoError(t, err)
+		require.Empty(t, got.Completed)
+		require.Equal(t, []int{0, 1}, got.Fenced)
+		require.Equal(t, afterA, e.run(a.ID))
+
+		got, err = rs.RunCompleteMany(e.ctx, &driver.RunCompleteManyParams{})
+		require.NoError(t, err)
+		require.Empty(t, got.Completed, "an empty batch")
+		require.Empty(t, got.Fenced, "an empty batch")
+	}},
+	{"RunCompleteManyLargeBatch", func(t *testing.T, f Factory) {
+		// A batch larger than any one statement or chunk a driver might
+		// use, with refusals scattered through it: every completion is
+		// judged on its own, whatever its place in the batch.
+		e := newEnv(t, f)
+		const n = 2345
+		batch := make([]runs.Enqueue, n)
+		for i := range batch {
+			batch[i] = runs.Enqueue{Queue: "q"}
+		}
+		e.enqueue(batch...)
+		var held []*driver.Run
+		for len(held) < n {
+			got := e.claim("q", "w", runs.MaxClaimBatch)
+			require.NotEmpty(t, got)
+			held = append(held, got...)
+		}
+		cs := make([]driver.RunCompletion, n)
+		var wantDone []int64
+		var wantFenced []int
+		for i, r := range held {
+			cs[i] = driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: fmt.Appendf(nil, `{"i":%d}`, i)}
+			if i%7 == 3 {
+				cs[i].Fence++ // a fence from the future
+				wantFenced = append(wantFenced, i)
+			} else {
+				wantDone = append(wantDone, r.ID)
+			}
+		}
+		got, err := e.runStore().RunCompleteMany(e.ctx, &driver.RunCompleteManyParams{Runs: cs})
+		require.NoError(t, err)
+		require.Equal(t, wantDone, got.Completed)
+		require.Equal(t, wantFenced, got.Fenced)
+		for _, i := range []int{0, 3, 99, 100, 101, n - 2, n - 1} {
+			r := e.run(held[i].ID)
+			if i%7 == 3 {
+				require.Equal(t, held[i], r, "completion %d was refused: run unchanged", i)
+				continue
+			}
+			require.Equal(t, runs.StateCompleted, r.State, "completion %d", i)
+			require.Equal(t, fmt.Sprintf(`{"i":%d}`, i), string(r.Result), "completion %d", i)
+		}
+	}},
+	{"RunCompleteManyRefusesBadInput", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		rs := e.runStore()
+		e.enqueue(runs.Enqueue{Queue: "q"}, runs.Enqueue{Queue: "q"})
+		held := e.claim("q", "w", 2)
+		require.Len(t, held, 2)
+		r, other := held[0], held[1]
+		before, beforeOther := e.run(r.ID), e.run(other.ID)
+		ok := driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: []byte(`"fine"`)}
+		tooMany := make([]driver.RunCompletion, driver.MaxRunCompleteBatch+1)
+		for i := range tooMany {
+			tooMany[i] = driver.RunCompletion{ID: r.ID + int64(i), Fence: 1}
+		}
+		for name, batch := range map[string][]driver.RunCompletion{
+			"zero id":           {ok, {ID: 0, Fence: 1}},
+			"negative id":       {ok, {ID: -1, Fence: 1}},
+			"zero fence":        {ok, {ID: other.ID, Fence: 0}},
+			"negative fence":    {ok, {ID: other.ID, Fence: -2}},
+			"malformed result":  {ok, {ID: other.ID, Fence: other.Fence, Result: []byte(`{"a":`)}},
+			"oversized result":  {ok, {ID: other.ID, Fence: other.Fence, Result: []byte(`"` + strings.Repeat("x", runs.MaxPayloadBytes) + `"`)}},
+			"duplicate id":      {ok, {ID: other.ID, Fence: other.Fence}, {ID: r.ID, Fence: r.Fence}},
+			"too many in batch": tooMany,
+		} {
+			_, err := rs.RunCompleteMany(e.ctx, &driver.RunCompleteManyParams{Runs: batch})
+			require.ErrorIs(t, err, driver.ErrInvalid, name)
+			var ie *journal.InputError
+			require.ErrorAs(t, err, &ie, name)
+		}
+		require.Equal(t, before, e.run(r.ID), "a batch with one bad completion writes none of it")
+		require.Equal(t, beforeOther, e.run(other.ID))
 	}},
 }

@@ -217,8 +217,8 @@ func TestRunsRealStoreClock(t *testing.T) {
 }
 
 // TestRoundTripsPerRunOp pins the cost of each run operation on a warm
-// connection: one round trip each, two for a refused write (the refusal
-// reads the run to say why).
+// connection: one round trip each, two for a refused single-run write (the
+// refusal reads the run to say why); a batch's refusals cost nothing more.
 func TestRoundTripsPerRunOp(t *testing.T) {
 	t.Parallel()
 	var writes atomic.Int64
@@ -264,6 +264,13 @@ func TestRoundTripsPerRunOp(t *testing.T) {
 		_, err := d.RunComplete(ctx, &driver.RunCompleteParams{ID: r.ID, Fence: r.Fence})
 		require.NoError(t, err)
 	}
+	completeMany := func() { // one held run, one refused: no extra trip for the refusal
+		r := pop()
+		res, err := d.RunCompleteMany(ctx, &driver.RunCompleteManyParams{Runs: []driver.RunCompletion{
+			{ID: r.ID, Fence: r.Fence}, {ID: 1, Fence: 99}}})
+		require.NoError(t, err)
+		require.Equal(t, []int64{r.ID}, res.Completed)
+	}
 	refused := func() {
 		_, err := d.RunComplete(ctx, &driver.RunCompleteParams{ID: 1, Fence: 99})
 		require.ErrorIs(t, err, driver.ErrFenced)
@@ -280,6 +287,7 @@ func TestRoundTripsPerRunOp(t *testing.T) {
 		{"enqueue (three runs, two unique keys, one taken)", enqueue, 1},
 		{"claim", claim, 1},
 		{"complete", complete, 1},
+		{"complete many", completeMany, 1},
 		{"refused complete", refused, 2},
 		{"reclaim", reclaim, 1},
 	} {

@@ -12,7 +12,7 @@ import (
 // statement again). They are a cache of their own so that the world path
 // does not depend on the runs table, nor the run path on the worlds table.
 type runStmts struct {
-	insert, selectByKey, selectByID, claim, renew, complete, fail, block, unblock, cancel, reclaim *sql.Stmt
+	insert, selectByKey, selectByID, claim, renew, complete, completeChunk, fail, block, unblock, cancel, reclaim *sql.Stmt
 }
 
 type runStmtCache struct {
@@ -42,6 +42,7 @@ func (d *Driver) runPrepared(ctx context.Context) (*runStmts, error) {
 		{&s.claim, runClaimSQL},
 		{&s.renew, runRenewSQL},
 		{&s.complete, runCompleteSQL},
+		{&s.completeChunk, runCompleteChunkSQL},
 		{&s.fail, runFailSQL},
 		{&s.block, runBlockSQL},
 		{&s.unblock, runUnblockSQL},
@@ -61,7 +62,7 @@ func (d *Driver) runPrepared(ctx context.Context) (*runStmts, error) {
 
 func (s *runStmts) close() {
 	for _, st := range []*sql.Stmt{s.insert, s.selectByKey, s.selectByID, s.claim, s.renew, s.complete,
-		s.fail, s.block, s.unblock, s.cancel, s.reclaim} {
+		s.completeChunk, s.fail, s.block, s.unblock, s.cancel, s.reclaim} {
 		if st != nil {
 			st.Close()
 		}

@@ -1,0 +1,105 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/leasehold/leasehold/driver"
+)
+
+// completeRuns completes a batch in one statement: the batch arrives as
+// column arrays ($2–$4, unnested in step) and each run is completed only
+// WHERE it is running under its completion's fence — RunComplete's rule,
+// for many rows at once. A run that matches nothing (fenced out, already
+// final, missing) is not returned and is left as it was.
+//
+// l picks the runs held under their completion's fence and locks them in
+// id order; the UPDATE then changes only rows l has locked. Without l the
+// UPDATE would lock rows in whatever order its join plan visits them (the
+// batch's order, or the table's), and two lockers of overlapping runs
+// could each wait for the other: a RunEventAppend (which locks its runs
+// FOR SHARE in id order) or another batch holding run 1 and waiting for
+// run 2 while this batch holds run 2 and waits for run 1 — a deadlock the
+// server breaks only after deadlock_timeout, by aborting a statement.
+// Every multi-row locker that waits takes its locks in id order, so no
+// cycle can form. The order costs one row-lock WAL record per run: about
+// a fifth of the batch's throughput, measured against the same UPDATE
+// without l.
+//
+// A run whose lock l waited for is re-checked on its new version under
+// the lock (READ COMMITTED): one reclaimed or cancelled meanwhile drops out
+// of l and is not completed. The UPDATE's WHERE states the fence again,
+// so the rule is written where the write is.
+//
+// The store time is read once for the batch.
+const completeRuns = `WITH ` + storeNowSQL + `,
+l AS (
+    SELECT r.id, c.fence, c.result
+    FROM unnest($2::bigint[], $3::bigint[], $4::bytea[]) AS c(id, fence, result)
+    JOIN runs r ON r.id = c.id AND r.fence = c.fence
+    WHERE r.state = 'running'
+    ORDER BY r.id
+    FOR UPDATE OF r
+)
+UPDATE runs r SET state = 'completed', result = l.result, finished_at = t.now, owner = '', expires_at = NULL
+FROM l, t
+WHERE r.id = l.id AND r.fence = l.fence AND r.state = 'running'
+RETURNING r.id`
+
+// RunCompleteMany implements driver.RunStore: one statement in autocommit
+// on the critical pool — one round trip, one commit — whatever the batch's
+// size. Completions that matched no row are reported by index; telling a
+// fenced one from a missing one would cost a read the batch completer does
+// not need (it only tells each runner that its completion was refused).
+func (d *Driver) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
+	results, err := driver.ValidateRunCompleteMany(p.Runs)
+	if err != nil {
+		return nil, err
+	}
+	out := &driver.RunCompleteManyResult{}
+	n := len(p.Runs)
+	if n == 0 {
+		return out, nil
+	}
+	ids, fences := make([]int64, n), make([]int64, n)
+	for i := range p.Runs {
+		ids[i], fences[i] = p.Runs[i].ID, p.Runs[i].Fence
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: completing %d runs: %w", n, withCtx(ctx, err))
+	}
+	conn, err := d.acquire(ctx, critical(p))
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer conn.Release()
+	rows, err := conn.Query(ctx, completeRuns, d.fakeNow(), ids, fences, results)
+	if err != nil {
+		return nil, fail(err)
+	}
+	done := make(map[int64]struct{}, n)
+	var id int64
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fail(err)
+		}
+		done[id] = struct{}{}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail(mapWriteError(err))
+	}
+	// RETURNING has no order: report in batch order. Ids are distinct
+	// (validated), so each is either completed or fenced.
+	if len(done) > 0 {
+		out.Completed = make([]int64, 0, len(done))
+	}
+	for i, id := range ids {
+		if _, ok := done[id]; ok {
+			out.Completed = append(out.Completed, id)
+		} else {
+			out.Fenced = append(out.Fenced, i)
+		}
+	}
+	return out, nil
+}

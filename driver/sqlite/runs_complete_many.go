@@ -1,0 +1,122 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// completeChunk is how many completions one runCompleteChunkSQL carries.
+// Measured side by side on batches of 1000, a statement per chunk of 50 to
+// 200 completed about 40% more runs per second than a statement per
+// completion: the per-call cost of database/sql and the driver is paid
+// once per chunk instead of once per run. The size within that range made
+// no difference.
+const completeChunk = 100
+
+// runCompleteChunkSQL completes up to completeChunk runs in one statement:
+// RunComplete's rule, WHERE id AND fence AND state = 'running', joined
+// against the chunk's rows (c, one primary-key lookup each). ?1 is the
+// finish time; completion i (from 0) binds ?(3i+2), ?(3i+3), ?(3i+4) as
+// id, fence and result. A chunk that is not full is padded with NULL ids,
+// which match no run, so one prepared statement serves every size.
+// RETURNING names the runs it completed.
+var runCompleteChunkSQL = func() string {
+	var b strings.Builder
+	b.WriteString("WITH c(id, fence, result) AS (VALUES ")
+	for i := range completeChunk {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(?%d, ?%d, ?%d)", 3*i+2, 3*i+3, 3*i+4)
+	}
+	b.WriteString(`)
+UPDATE runs SET state = 'completed', result = c.result, finished_at = ?1, owner = '', expires_at = NULL
+FROM c
+WHERE runs.id = c.id AND runs.fence = c.fence AND runs.state = 'running'
+RETURNING runs.id`)
+	return b.String()
+}()
+
+// RunCompleteMany implements driver.RunStore: the whole batch is one BEGIN
+// IMMEDIATE transaction — one commit, one fsync — of one prepared
+// runCompleteChunkSQL per completeChunk completions. Under the single
+// writer no reclaim or cancel can come between the chunks, so the batch is
+// applied as of one instant; ids are distinct (validated), so no run is
+// changed twice. A completion that matched no row (fenced out, already
+// final, missing) is reported by index and leaves its run unchanged; the
+// others commit all the same.
+func (d *Driver) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
+	results, err := driver.ValidateRunCompleteMany(p.Runs)
+	if err != nil {
+		return nil, err
+	}
+	out := &driver.RunCompleteManyResult{}
+	n := len(p.Runs)
+	if n == 0 {
+		return out, nil
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("sqlite: completing %d runs: "+format, append([]any{n}, args...)...)
+	}
+	// Prepared before BeginTx: see runPrepared.
+	st, err := d.runPrepared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fail("begin: %w", err)
+	}
+	defer tx.Rollback()
+	complete := tx.StmtContext(ctx, st.completeChunk)
+	args := make([]any, 1+3*completeChunk)
+	args[0] = journal.NormalizeTime(d.clock.Now()).UnixMicro() // read under the writer lock
+	done := make(map[int64]struct{}, n)
+	for from := 0; from < n; from += completeChunk {
+		for i := range completeChunk {
+			a := args[1+3*i : 4+3*i]
+			if k := from + i; k < n {
+				a[0], a[1], a[2] = p.Runs[k].ID, p.Runs[k].Fence, nullBytes(results[k])
+			} else {
+				a[0], a[1], a[2] = nil, nil, nil
+			}
+		}
+		if err := completeRows(ctx, complete, args, done); err != nil {
+			return nil, fail("completions %d to %d: %w", from, min(from+completeChunk, n)-1, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fail("commit: %w", err)
+	}
+	// RETURNING has no order: report in batch order.
+	for i := range p.Runs {
+		if _, ok := done[p.Runs[i].ID]; ok {
+			out.Completed = append(out.Completed, p.Runs[i].ID)
+		} else {
+			out.Fenced = append(out.Fenced, i)
+		}
+	}
+	return out, nil
+}
+
+// completeRows runs one chunk and adds the ids it completed to done.
+func completeRows(ctx context.Context, complete *sql.Stmt, args []any, done map[int64]struct{}) error {
+	rows, err := complete.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var id int64
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		done[id] = struct{}{}
+	}
+	return rows.Err()
+}
