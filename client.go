@@ -3,12 +3,14 @@ package leasehold
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
 	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/scheduler"
 	"github.com/leasehold/leasehold/world"
 )
 
@@ -28,6 +30,10 @@ type Client struct {
 	d        driver.Driver
 	appender *world.Appender
 	sweeper  *world.Sweeper
+
+	events     *scheduler.EventCommitter
+	eventsOnce sync.Once
+	reclaimer  *scheduler.Reclaimer
 }
 
 // Open opens the store named by cfg, validates the configuration and, unless
@@ -48,7 +54,9 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{cfg: cfg, d: d, appender: world.NewAppender(d, world.AppenderConfig{}),
-		sweeper: world.NewSweeper(d, cfg.Clock, cfg.WorldTiming, cfg.Logger)}
+		sweeper:   world.NewSweeper(d, cfg.Clock, cfg.WorldTiming, cfg.Logger),
+		events:    scheduler.NewEventCommitter(d, scheduler.EventCommitterConfig{Logger: cfg.Logger}),
+		reclaimer: scheduler.NewReclaimer(d, scheduler.ReclaimerConfig{Clock: cfg.Clock, Logger: cfg.Logger})}
 	if !cfg.SkipMigrate {
 		if _, err := d.Migrate(ctx); err != nil {
 			d.Close()
@@ -58,9 +66,12 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Close stops the sweeper, waits for in-flight appends and closes the store.
+// Close stops the sweeper and the reclaimer, flushes buffered events, waits
+// for in-flight appends and closes the store. Stop workers first.
 func (c *Client) Close() error {
 	c.sweeper.Stop()
+	c.reclaimer.Stop()
+	c.events.Stop()
 	c.appender.Wait()
 	return c.d.Close()
 }

@@ -24,7 +24,11 @@ var (
 )
 
 // Driver is a store of record. Implementations are safe for concurrent use.
+// Its run half is RunStore (runs.go) and EffectStore (effects.go).
 type Driver interface {
+	RunStore
+	EffectStore
+
 	// Name is "sqlite" or "postgres".
 	Name() string
 	// Settings reads the durability settings the store is running with, as

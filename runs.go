@@ -1,0 +1,79 @@
+package leasehold
+
+import (
+	"context"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/runs"
+	"github.com/leasehold/leasehold/scheduler"
+)
+
+// Run is a run's row; see package runs for its states.
+type Run = driver.Run
+
+// Enqueue is one run to enqueue: queue, JSON payload, priority (lower
+// first), delay, max attempts, optional unique key.
+type Enqueue = runs.Enqueue
+
+// Enqueued is one enqueue's result: the run, and whether its unique key
+// returned an existing run.
+type Enqueued = driver.RunEnqueued
+
+// Worker claims and works runs; see package scheduler.
+type Worker = scheduler.Worker
+
+// WorkerConfig configures a Worker; see package scheduler.
+type WorkerConfig = scheduler.WorkerConfig
+
+// Handler works one run; see package scheduler.
+type Handler = scheduler.Handler
+
+// RunHandle is a handler's handle on its run (Effect, Tx, Emit, Step).
+type RunHandle = scheduler.Run
+
+// EffectToken is handed to an effect function: the run's fence and a
+// stable idempotency key for the downstream system.
+type EffectToken = scheduler.EffectToken
+
+// ErrUncertain: an effect was started and never committed; reconcile it and
+// call RunHandle.ResolveEffect.
+var ErrUncertain = scheduler.ErrUncertain
+
+// Enqueue enqueues runs in one transaction, in order.
+func (c *Client) Enqueue(ctx context.Context, rs ...Enqueue) ([]Enqueued, error) {
+	return c.d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: rs})
+}
+
+// Run returns a run. ErrNotFound if it does not exist.
+func (c *Client) Run(ctx context.Context, id int64) (*Run, error) {
+	return c.d.RunGet(ctx, &driver.RunGetParams{ID: id})
+}
+
+// Cancel cancels an available, running or blocked run (an operator action):
+// the fence is incremented, so a running holder is fenced out.
+func (c *Client) Cancel(ctx context.Context, id int64, reason string) (*Run, error) {
+	return c.d.RunCancel(ctx, &driver.RunCancelParams{ID: id, Reason: reason})
+}
+
+// Unblock makes a blocked run available again.
+func (c *Client) Unblock(ctx context.Context, id int64) (*Run, error) {
+	return c.d.RunUnblock(ctx, &driver.RunUnblockParams{ID: id})
+}
+
+// NewWorker returns a worker over this client's store, sharing the
+// client's event group committer (started with the worker's first Start).
+// Register handlers with Handle, then Start; Stop waits for running
+// handlers up to its context's deadline.
+func (c *Client) NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = c.cfg.Clock
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = c.cfg.Logger
+	}
+	c.eventsOnce.Do(c.events.Start)
+	return scheduler.NewWorker(c.d, c.events, cfg)
+}
+
+// StartReclaimer runs the run reclaimer every P until Close.
+func (c *Client) StartReclaimer(ctx context.Context) { c.reclaimer.Start(ctx) }
