@@ -44,6 +44,7 @@ type EventCommitter struct {
 	done    chan struct{}
 	flushes int64
 	rows    int64
+	flushed chan struct{} // closed at the next flush; see Subscribe
 }
 
 type eventItem struct {
@@ -259,6 +260,7 @@ func (c *EventCommitter) flush(batch []eventItem) {
 			it.s.settle(it.ev.Seq, false)
 		}
 	}
+	c.signalFlushed()
 }
 
 func allIndexes(n int) []int {
