@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/driver/postgres"
+	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/runs"
+	"github.com/leasehold/leasehold/scheduler"
+)
+
+// leaseholdSystem measures Leasehold through its public packages. The shape
+// logic is copied from internal/bench/runs.go (not importable from another
+// module) and must stay in step with it, so these figures match
+// `leasehold bench runs`: one Worker, FetchInterval 5ms, the store opened
+// as that command opens it.
+type leaseholdSystem struct{}
+
+func (leaseholdSystem) Name() string { return "leasehold" }
+
+func (leaseholdSystem) CompletedQuery() string {
+	return "SELECT count(*) FROM runs WHERE state = 'completed'"
+}
+
+// leaseholdStore is what the shapes need: the scheduler's store, migrations,
+// settings and Close.
+type leaseholdStore interface {
+	scheduler.Store
+	Migrate(context.Context) (driver.MigrateResult, error)
+	Settings(context.Context) (driver.Settings, error)
+	Close() error
+}
+
+var (
+	_ leaseholdStore = (*postgres.Driver)(nil)
+	_ leaseholdStore = (*sqlite.Driver)(nil)
+)
+
+func (leaseholdSystem) Measure(ctx context.Context, cfg config, t target, shape string, n int) (measurement, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	var store leaseholdStore
+	var err error
+	switch t.Store {
+	case storePostgres:
+		store, err = postgres.Open(ctx, postgres.Config{URL: t.PostgresURL, Schema: t.Schema, GeneralConns: 16, Logger: quiet})
+	default:
+		store, err = sqlite.Open(ctx, sqlite.Config{Path: t.SQLitePath, Logger: quiet})
+	}
+	if err != nil {
+		return measurement{}, fmt.Errorf("opening: %w", err)
+	}
+	defer store.Close()
+	if _, err := store.Migrate(ctx); err != nil {
+		return measurement{}, fmt.Errorf("migrating: %w", err)
+	}
+	s, err := store.Settings(ctx)
+	if err != nil {
+		return measurement{}, fmt.Errorf("reading settings: %w", err)
+	}
+	m := measurement{Runs: n, Settings: s.Values}
+	switch shape {
+	case shapeDrain:
+		m.Elapsed, m.Stop, err = leaseholdDrain(ctx, store, cfg.Concurrency, n)
+	case shapeMixed:
+		m.Elapsed, m.Stop, err = leaseholdMixed(ctx, store, cfg.Concurrency, n)
+	default:
+		err = fmt.Errorf("unknown shape %q", shape)
+	}
+	return m, err
+}
+
+// leaseholdDrain pre-fills n runs, then times one worker working the queue
+// empty, up to its Stop (which flushes the completions).
+func leaseholdDrain(ctx context.Context, store scheduler.Store, conc, n int) (elapsed, stop time.Duration, err error) {
+	const queue = "drain"
+	for i := 0; i < n; i += 1000 {
+		batch := make([]runs.Enqueue, min(1000, n-i))
+		for j := range batch {
+			batch[j] = runs.Enqueue{Queue: queue, Payload: []byte(strconv.Itoa(i + j))}
+		}
+		if _, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch}); err != nil {
+			return 0, 0, fmt.Errorf("enqueueing: %w", err)
+		}
+	}
+	start := time.Now()
+	if stop, err = leaseholdWork(ctx, store, queue, conc, n, nil); err != nil {
+		return 0, 0, err
+	}
+	return time.Since(start), stop, nil
+}
+
+// leaseholdMixed enqueues n runs in batches of 100 while the worker works
+// them, and times the whole.
+func leaseholdMixed(ctx context.Context, store scheduler.Store, conc, n int) (elapsed, stop time.Duration, err error) {
+	const queue = "mixed"
+	start := time.Now()
+	started := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		select {
+		case <-started:
+		case <-ctx.Done():
+			errc <- ctx.Err()
+			return
+		}
+		for i := 0; i < n; i += 100 {
+			batch := make([]runs.Enqueue, min(100, n-i))
+			for j := range batch {
+				batch[j] = runs.Enqueue{Queue: queue}
+			}
+			if _, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch}); err != nil {
+				errc <- fmt.Errorf("enqueueing: %w", err)
+				return
+			}
+		}
+		errc <- nil
+	}()
+	if stop, err = leaseholdWork(ctx, store, queue, conc, n, started); err != nil {
+		return 0, 0, err
+	}
+	if err := <-errc; err != nil {
+		return 0, 0, err
+	}
+	return time.Since(start), stop, nil
+}
+
+// leaseholdWork starts one worker with a no-op handler and returns once n
+// runs were handled and the worker has stopped (its completions flushed),
+// with the time the stop took.
+func leaseholdWork(ctx context.Context, store scheduler.Store, queue string, conc, n int, started chan<- struct{}) (time.Duration, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
+	events.Start()
+	defer events.Stop()
+	var handled atomic.Int64
+	done := make(chan struct{})
+	w, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: "bench-0",
+		Queues: map[string]int{queue: conc}, Logger: quiet, FetchInterval: 5 * time.Millisecond})
+	if err != nil {
+		return 0, err
+	}
+	w.Handle(queue, func(context.Context, *scheduler.Run) error {
+		if handled.Add(1) == int64(n) {
+			close(done)
+		}
+		return nil
+	})
+	if err := w.Start(ctx); err != nil {
+		return 0, err
+	}
+	if started != nil {
+		close(started)
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = w.Stop(stopCtx)
+		return 0, fmt.Errorf("%d of %d runs handled: %w", handled.Load(), n, ctx.Err())
+	}
+	t := time.Now()
+	err = w.Stop(ctx)
+	return time.Since(t), err
+}

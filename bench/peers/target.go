@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", shared by both systems
+)
+
+const (
+	storePostgres = "postgres"
+	storeSQLite   = "sqlite"
+
+	shapeDrain = "drain"
+	shapeMixed = "mixed"
+)
+
+// target is a fresh, empty store for one measurement: a new Postgres schema
+// or a new SQLite file. The system under test opens its own connections to
+// it and migrates it.
+type target struct {
+	Store string
+
+	PostgresURL string
+	Schema      string // Postgres: created empty; the system sets it as search_path
+
+	SQLitePath string
+}
+
+// newTarget creates the fresh schema or file; cleanup drops it.
+func newTarget(ctx context.Context, cfg config, store, system string) (target, func(), error) {
+	stamp := time.Now().UnixNano()
+	switch store {
+	case storePostgres:
+		t := target{Store: store, PostgresURL: cfg.PostgresURL, Schema: fmt.Sprintf("peers_%s_%d", system, stamp)}
+		admin, err := pgx.Connect(ctx, cfg.PostgresURL)
+		if err != nil {
+			return t, nil, fmt.Errorf("connecting to postgres: %w", err)
+		}
+		defer admin.Close(context.WithoutCancel(ctx))
+		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+t.Schema); err != nil {
+			return t, nil, fmt.Errorf("creating schema %s: %w", t.Schema, err)
+		}
+		return t, func() {
+			ctx := context.Background()
+			if admin, err := pgx.Connect(ctx, cfg.PostgresURL); err == nil {
+				_, _ = admin.Exec(ctx, "DROP SCHEMA "+t.Schema+" CASCADE")
+				_ = admin.Close(ctx)
+			}
+		}, nil
+	case storeSQLite:
+		dir, err := os.MkdirTemp(cfg.SQLiteDir, fmt.Sprintf("%s-*", system))
+		if err != nil {
+			return target{}, nil, err
+		}
+		t := target{Store: store, SQLitePath: filepath.Join(dir, "bench.db")}
+		return t, func() { os.RemoveAll(dir) }, nil
+	}
+	return target{}, nil, fmt.Errorf("unknown store %q", store)
+}
+
+// countCompleted runs query (a count of completed rows, tables unqualified)
+// on its own connection, after the system has stopped and closed: what it
+// sees is what was durably committed.
+func (t target) countCompleted(ctx context.Context, query string) (int64, error) {
+	var n int64
+	switch t.Store {
+	case storePostgres:
+		conn, err := pgx.Connect(ctx, t.PostgresURL)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		if _, err := conn.Exec(ctx, "SET search_path TO "+t.Schema); err != nil {
+			return 0, err
+		}
+		err = conn.QueryRow(ctx, query).Scan(&n)
+		return n, err
+	default:
+		db, err := sql.Open("sqlite", "file:"+t.SQLitePath+"?mode=ro")
+		if err != nil {
+			return 0, err
+		}
+		defer db.Close()
+		err = db.QueryRowContext(ctx, query).Scan(&n)
+		return n, err
+	}
+}
