@@ -130,10 +130,13 @@
 //   - RunEnqueue is one pipelined transaction: advisory locks on the
 //     batch's unique keys in one global order (so batches taking the
 //     same keys in different orders queue instead of deadlocking), one
-//     INSERT … ON CONFLICT DO NOTHING per run, then one lookup of the
-//     keys. The lookup is a statement of its own so that, under READ
-//     COMMITTED, it sees a run whose transaction committed while an
-//     insert waited for it.
+//     INSERT … ON CONFLICT DO NOTHING per run with a key, one INSERT …
+//     SELECT FROM unnest(…) WITH ORDINALITY per stretch of up to 1000
+//     runs without one (in input order, so ids ascend in it), then one
+//     lookup of the keys. The lookup is a statement of its own so that,
+//     under READ COMMITTED, it sees a run whose transaction committed
+//     while an insert waited for it. A batch of one such stretch and no
+//     key is that one statement, its own transaction.
 //
 // The store time of each statement is one CTE,
 // coalesce($1, clock_timestamp()), evaluated once, so every time a

@@ -1,20 +1,26 @@
 package postgres
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/runs"
 )
 
-// insertRun inserts one run, or nothing when its unique key is taken. ON
-// CONFLICT waits for a transaction that holds the key uncommitted: if that
-// one commits, nothing is inserted; if it rolls back, this insert goes
-// ahead. Either way the key's owner is settled when the statement returns.
+// insertRun inserts one run with a unique key, or nothing when the key is
+// taken. ON CONFLICT waits for a transaction that holds the key
+// uncommitted: if that one commits, nothing is inserted; if it rolls back,
+// this insert goes ahead. Either way the key's owner is settled when the
+// statement returns.
 const insertRun = `WITH ` + storeNowSQL + `
 INSERT INTO runs (queue, payload, priority, state, max_attempts, scheduled_at, unique_key, created_at)
 SELECT $2, $3, $4, 'available', $5, t.now + $6::interval, $7, t.now FROM t
@@ -39,10 +45,35 @@ const lockRunKeys = `SELECT count(pg_advisory_xact_lock(h)) FROM (
     SELECT DISTINCT hashtextextended('leasehold.run_key:' || k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY h
 ) AS locks`
 
+// insertRuns inserts runs without a unique key, one per element of the
+// arrays ($2 … $6: queue, payload, priority, max_attempts, delay), in
+// array order. There is no ON CONFLICT: a run without a key cannot
+// conflict (the unique index is partial), and any constraint failure is an
+// error. ORDER BY ordinality feeds the rows to the insert in array order,
+// so the identity ids, drawn as each row is inserted, ascend in it.
+// RETURNING promises no order: the caller sorts the rows by id and checks
+// each against its run (placeChunk).
+const insertRuns = `WITH ` + storeNowSQL + `
+INSERT INTO runs (queue, payload, priority, state, max_attempts, scheduled_at, unique_key, created_at)
+SELECT u.queue, u.payload, u.priority, 'available', u.max_attempts, t.now + u.delay, '', t.now
+FROM t CROSS JOIN unnest($2::text[], $3::bytea[], $4::int[], $5::int[], $6::interval[])
+    WITH ORDINALITY AS u(queue, payload, priority, max_attempts, delay, ord)
+ORDER BY u.ord
+RETURNING ` + runColumns
+
+// enqueueChunk bounds the runs of one insertRuns, so that no statement's
+// arrays (and RETURNING rows) grow with the batch: a longer stretch of
+// runs without a key goes in as several statements of one pipeline.
+const enqueueChunk = 1000
+
 // RunEnqueue implements driver.RunStore: the batch is one transaction,
 // pipelined in one round trip (BEGIN; when the batch has unique keys, their
-// advisory locks; one INSERT per run; one lookup of the unique keys;
-// COMMIT). Every run is validated first; one invalid run
+// advisory locks; the runs in input order — each stretch of runs without a
+// unique key as one insertRuns per enqueueChunk runs, each run with a key
+// as one insertRun; one lookup of the unique keys; COMMIT). A batch that
+// is one insertRuns (no unique key, at most enqueueChunk runs: the common
+// case) is sent alone, as its own implicit transaction — as atomic, and
+// two statements shorter. Every run is validated first; one invalid run
 // refuses the whole batch with nothing written.
 func (d *Driver) RunEnqueue(ctx context.Context, p *driver.RunEnqueueParams) ([]driver.RunEnqueued, error) {
 	es := make([]runs.Enqueue, len(p.Runs))
@@ -58,45 +89,126 @@ func (d *Driver) RunEnqueue(ctx context.Context, p *driver.RunEnqueueParams) ([]
 	return d.enqueue(ctx, critical(p), es)
 }
 
+// enqueueStep is one statement of the pipeline: runs [from, to), either
+// one run with a unique key (insertRun) or a chunk without (insertRuns).
+type enqueueStep struct {
+	from, to int
+	keyed    bool
+}
+
+// enqueueSteps splits the batch into its statements, in input order.
+func enqueueSteps(es []runs.Enqueue) []enqueueStep {
+	var steps []enqueueStep
+	for i := 0; i < len(es); {
+		if es[i].UniqueKey != "" {
+			steps = append(steps, enqueueStep{from: i, to: i + 1, keyed: true})
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(es) && es[j].UniqueKey == "" && j-i < enqueueChunk {
+			j++
+		}
+		steps = append(steps, enqueueStep{from: i, to: j})
+		i = j
+	}
+	return steps
+}
+
+// queueChunk queues one insertRuns of the runs es.
+func queueChunk(b *pgx.Batch, now *time.Time, es []runs.Enqueue) {
+	queues := make([]string, len(es))
+	payloads := make([][]byte, len(es))
+	priorities := make([]int32, len(es))
+	attempts := make([]int32, len(es))
+	// Intervals of microseconds alone, as pgx encodes a time.Duration
+	// (insertRun's delay), without its per-element reflection.
+	delays := make([]pgtype.Interval, len(es))
+	for i := range es {
+		e := &es[i]
+		queues[i], payloads[i] = e.Queue, e.Payload
+		priorities[i], attempts[i] = int32(e.Priority), int32(e.MaxAttempts) // validated: far inside int32
+		delays[i] = pgtype.Interval{Microseconds: e.Delay.Microseconds(), Valid: true}
+	}
+	b.Queue(insertRuns, now, queues, payloads, priorities, attempts, delays)
+}
+
+// placeChunk matches the rows one insertRuns returned to its runs es:
+// sorted by id they are in insertion order, which is input order. Each row
+// is checked against its run — every value the insert wrote, and the one
+// store time they share — so that the batch fails (and rolls back) rather
+// than hand a run the id of another; rows that pass are indistinguishable
+// from runs inserted one by one in order.
+func placeChunk(got []*driver.Run, es []runs.Enqueue, out []driver.RunEnqueued) error {
+	if len(got) != len(es) {
+		return fmt.Errorf("inserting %d runs returned %d rows", len(es), len(got))
+	}
+	slices.SortFunc(got, func(a, b *driver.Run) int { return cmp.Compare(a.ID, b.ID) })
+	for k, r := range got {
+		e := &es[k]
+		if (k > 0 && r.ID == got[k-1].ID) || r.Queue != e.Queue || !bytes.Equal(r.Payload, e.Payload) ||
+			r.Priority != e.Priority || r.MaxAttempts != e.MaxAttempts || r.UniqueKey != "" ||
+			r.State != runs.StateAvailable || !r.CreatedAt.Equal(got[0].CreatedAt) ||
+			r.ScheduledAt.Sub(r.CreatedAt) != e.Delay.Truncate(time.Microsecond) {
+			return fmt.Errorf("inserting %d runs: row %d (id %d) does not match its run", len(es), k, r.ID)
+		}
+		out[k].Run = r
+	}
+	return nil
+}
+
 func (d *Driver) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out []driver.RunEnqueued, err error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: enqueueing %d runs: %w", len(es), withCtx(ctx, err))
 	}
-	conn, err := d.acquire(ctx, crit)
-	if err != nil {
-		return nil, fail(err)
-	}
-	defer conn.Release()
-	defer d.endTx(ctx, conn) // a failed statement leaves the transaction open (aborted)
-
 	var keys []string
 	for i := range es {
 		if k := es[i].UniqueKey; k != "" {
 			keys = append(keys, k)
 		}
 	}
+	steps := enqueueSteps(es)
+	// One statement needs no BEGIN and COMMIT: it is its own transaction.
+	tx := len(steps) > 1 || steps[0].keyed
 	now := d.fakeNow()
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(steps)+4)}
+	if tx {
+		b.Queue("BEGIN")
+	}
 	if len(keys) > 0 {
 		b.Queue(lockRunKeys, keys)
 	}
-	for i := range es {
-		e := &es[i]
-		b.Queue(insertRun, now, e.Queue, e.Payload, e.Priority, e.MaxAttempts, e.Delay, e.UniqueKey)
+	for _, s := range steps {
+		if s.keyed {
+			e := &es[s.from]
+			b.Queue(insertRun, now, e.Queue, e.Payload, e.Priority, e.MaxAttempts, e.Delay, e.UniqueKey)
+		} else {
+			queueChunk(b, now, es[s.from:s.to])
+		}
 	}
 	if len(keys) > 0 {
 		b.Queue(findRunsByKey, keys)
 	}
-	b.Queue("COMMIT")
+	if tx {
+		b.Queue("COMMIT")
+	}
+
+	conn, err := d.acquire(ctx, crit)
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer conn.Release()
+	defer d.endTx(ctx, conn) // a failed statement leaves the transaction open (aborted)
 	br := conn.SendBatch(ctx, b)
 	defer func() {
 		if cerr := br.Close(); err == nil && cerr != nil {
 			out, err = nil, fail(cerr)
 		}
 	}()
-	if _, err := br.Exec(); err != nil { // BEGIN
-		return nil, fail(err)
+	if tx {
+		if _, err := br.Exec(); err != nil { // BEGIN
+			return nil, fail(err)
+		}
 	}
 	if len(keys) > 0 {
 		if _, err := br.Exec(); err != nil {
@@ -104,13 +216,27 @@ func (d *Driver) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out
 		}
 	}
 	out = make([]driver.RunEnqueued, len(es))
-	for i := range es {
+	for _, s := range steps {
+		if !s.keyed {
+			rows, err := br.Query()
+			if err != nil {
+				return nil, fail(mapWriteError(err))
+			}
+			got, err := scanRuns(rows)
+			if err != nil {
+				return nil, fail(mapWriteError(err))
+			}
+			if err := placeChunk(got, es[s.from:s.to], out[s.from:s.to]); err != nil {
+				return nil, fail(err)
+			}
+			continue
+		}
 		r, err := scanRun(br.QueryRow())
 		switch {
 		case err == nil:
-			out[i].Run = r
+			out[s.from].Run = r
 		case errors.Is(err, pgx.ErrNoRows): // the key is taken: filled in below
-			out[i].Existing = true
+			out[s.from].Existing = true
 		default:
 			return nil, fail(mapWriteError(err))
 		}
@@ -138,6 +264,11 @@ func (d *Driver) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out
 				return nil, fail(fmt.Errorf("unique key %q refused the insert but no run holds it", es[i].UniqueKey))
 			}
 		}
+	}
+	if !tx {
+		// The implicit transaction commits at the pipeline's Sync: the
+		// deferred br.Close reads that outcome and reports a failure.
+		return out, nil
 	}
 	if _, err := br.Exec(); err != nil { // COMMIT: only now are the runs durable
 		return nil, fail(fmt.Errorf("commit: %w", err))

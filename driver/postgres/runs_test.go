@@ -248,6 +248,11 @@ func TestRoundTripsPerRunOp(t *testing.T) {
 			{Queue: "q"}, {Queue: "q", UniqueKey: fmt.Sprint("k", n)}, {Queue: "q", UniqueKey: "taken"}}})
 		require.NoError(t, err)
 	}
+	enqueueKeyless := func() {
+		out, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}, {Queue: "q", Priority: 1}}})
+		require.NoError(t, err)
+		require.Less(t, out[0].Run.ID, out[1].Run.ID)
+	}
 	var held []*driver.Run
 	claim := func() {
 		got, err := d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "w", Limit: 2, Lease: runTerm})
@@ -285,6 +290,7 @@ func TestRoundTripsPerRunOp(t *testing.T) {
 		trips int64
 	}{
 		{"enqueue (three runs, two unique keys, one taken)", enqueue, 1},
+		{"enqueue (two runs without a key: one statement)", enqueueKeyless, 1},
 		{"claim", claim, 1},
 		{"complete", complete, 1},
 		{"complete many", completeMany, 1},

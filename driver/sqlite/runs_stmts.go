@@ -12,7 +12,7 @@ import (
 // statement again). They are a cache of their own so that the world path
 // does not depend on the runs table, nor the run path on the worlds table.
 type runStmts struct {
-	insert, selectByKey, selectByID, claim, renew, complete, completeChunk, fail, block, unblock, cancel, reclaim *sql.Stmt
+	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, fail, block, unblock, cancel, reclaim *sql.Stmt
 }
 
 type runStmtCache struct {
@@ -37,6 +37,7 @@ func (d *Driver) runPrepared(ctx context.Context) (*runStmts, error) {
 		sql string
 	}{
 		{&s.insert, runInsertSQL},
+		{&s.insertChunk, runInsertChunkSQL},
 		{&s.selectByKey, `SELECT ` + runColumns + ` FROM runs WHERE unique_key = ? AND unique_key <> ''`},
 		{&s.selectByID, `SELECT ` + runColumns + ` FROM runs WHERE id = ?`},
 		{&s.claim, runClaimSQL},
@@ -61,7 +62,7 @@ func (d *Driver) runPrepared(ctx context.Context) (*runStmts, error) {
 }
 
 func (s *runStmts) close() {
-	for _, st := range []*sql.Stmt{s.insert, s.selectByKey, s.selectByID, s.claim, s.renew, s.complete,
+	for _, st := range []*sql.Stmt{s.insert, s.insertChunk, s.selectByKey, s.selectByID, s.claim, s.renew, s.complete,
 		s.completeChunk, s.fail, s.block, s.unblock, s.cancel, s.reclaim} {
 		if st != nil {
 			st.Close()
