@@ -177,7 +177,7 @@ func TestCriticalWritesUseTheReservedPool(t *testing.T) {
 	fake := clock.NewFake(drivertest.StartTime)
 	// The acquire timeout also bounds making a connection (in Open and
 	// Migrate), so it is not made tiny for a loaded CI machine.
-	d := open(t, Config{StoreClock: fake, CriticalConns: 1, GeneralConns: 1, AcquireTimeout: time.Second})
+	d := open(t, Config{StoreClock: fake, CriticalConns: 1, GeneralConns: 1, AcquireTimeout: 3 * time.Second})
 	ctx := context.Background()
 	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
 	require.NoError(t, err)
@@ -188,7 +188,7 @@ func TestCriticalWritesUseTheReservedPool(t *testing.T) {
 		Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
 			return journal.PlanRenew(w.State, now, "home", 1, term)
 		}})
-	require.ErrorContains(t, err, "no critical connection free within 1s")
+	require.ErrorContains(t, err, "no critical connection free within 3s")
 	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
 	require.NoError(t, err)
 	require.Equal(t, int64(2), out[0].Position)
