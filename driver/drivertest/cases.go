@@ -6,5 +6,5 @@ func Cases() []Case {
 	for _, group := range [][]Case{schemaCases, worldCases, appendCases, leaseCases, sweepCases, importCases, propertyCases, runCases, effectCases} {
 		all = append(all, group...)
 	}
-	return all
+	return append(all, enqueueOrderCase)
 }
