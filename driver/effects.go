@@ -164,3 +164,24 @@ type RunEventListParams struct {
 	AfterFence, AfterSeq int64
 	Limit                int // <= 0 means 1000
 }
+
+// EventNotifier is an optional interface of an EffectStore whose store can
+// tell other processes that events were committed (Postgres LISTEN/NOTIFY).
+// Callers find it by type assertion on the store, as hashicorp/raft finds
+// its optional transport interfaces:
+//
+//	if n, ok := store.(driver.EventNotifier); ok { … }
+//
+// A notification is only a wake-up; the table stays the source of truth,
+// and a consumer reads it (RunEventList) after every wake-up.
+type EventNotifier interface {
+	// RunEventsNotify returns a channel of run ids that got new durable
+	// events — sent only after the events committed, by this process or any
+	// other sharing the store. Delivery is best effort: ids may coalesce or
+	// be dropped when the consumer is slow, and none are seen while the
+	// listener reconnects, so a consumer keeps a poll as a fallback. An id
+	// of 0 (never a run id) means events of any run may have been missed
+	// (e.g. after a reconnect): every consumer should read again. The
+	// channel is closed when ctx ends (or the store closes).
+	RunEventsNotify(ctx context.Context) (<-chan int64, error)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -34,17 +35,45 @@ import (
 // planner cannot fold the run lookup into a per-event loop.
 //
 // The store time is read once for the batch.
+//
+// The statement also wakes listeners of other processes (RunEventsNotify):
+// n sends one notification per chunk of the distinct runs that got events
+// ($8 is the channel, eventsChannel), their ids as a comma list. Postgres
+// delivers notifications only at commit, so no listener wakes before the
+// events are durable, and a failed statement notifies nothing. The insert
+// is a CTE so n can read what it returned; the statement answers with the
+// number of rows inserted (and of notifications sent, which only makes the
+// statement evaluate n).
 const appendEvents = `WITH ` + storeNowSQL + `,
 r AS (
     SELECT id, fence FROM runs WHERE id = ANY($2::bigint[]) AND state = 'running'
     ORDER BY id
     FOR SHARE
+),
+ins AS (
+    INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at)
+    SELECT e.run_id, e.fence, e.seq, e.kind, e.payload, t.now
+    FROM unnest($3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::bytea[]) AS e(run_id, fence, seq, kind, payload)
+    JOIN r ON r.id = e.run_id AND r.fence = e.fence
+    CROSS JOIN t` + onConflictMark + `
+    RETURNING run_id
+),
+n AS (
+    SELECT pg_notify($8, string_agg(c.run_id::text, ',' ORDER BY c.run_id))
+    FROM (SELECT d.run_id, (row_number() OVER (ORDER BY d.run_id) - 1) / ` + notifyChunkSQL + ` AS chunk
+          FROM (SELECT DISTINCT run_id FROM ins) d) c
+    GROUP BY c.chunk
 )
-INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at)
-SELECT e.run_id, e.fence, e.seq, e.kind, e.payload, t.now
-FROM unnest($3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::bytea[]) AS e(run_id, fence, seq, kind, payload)
-JOIN r ON r.id = e.run_id AND r.fence = e.fence
-CROSS JOIN t`
+SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM n)`
+
+// onConflictMark is where appendEventsIdempotent puts its ON CONFLICT.
+const onConflictMark = `
+    -- on conflict`
+
+// notifyChunkSQL is the most run ids one notification carries: 20 bytes
+// each at most (19 digits and a comma), well under the 8000-byte payload
+// limit of NOTIFY.
+const notifyChunkSQL = "300"
 
 // appendEventsIdempotent is appendEvents for a batch some of whose keys
 // are stored already (a retried batch) or repeated within it: ON CONFLICT
@@ -55,8 +84,8 @@ CROSS JOIN t`
 // sent again as this. Retries are rare (a lost answer, a timeout), so the
 // price is paid rarely: the extra round trip, and pgx preparing the plain
 // statement again after it failed.
-const appendEventsIdempotent = appendEvents + `
-ON CONFLICT (run_id, fence, seq) DO NOTHING`
+var appendEventsIdempotent = strings.Replace(appendEvents, onConflictMark, `
+    ON CONFLICT (run_id, fence, seq) DO NOTHING`, 1)
 
 // unstoredEvents lists the batch's events (by 1-based ordinal) whose key
 // is not stored: after appendEvents, exactly the fenced ones. An event not
@@ -129,7 +158,8 @@ func validateEvent(e *driver.RunEventInsert) error {
 // stored or repeated key costs one more, appendEventsIdempotent. When
 // fewer events were inserted than the batch holds (fenced events, or keys
 // already stored) one more round trip asks which of the batch's keys are
-// not stored; those are the fenced ones.
+// not stored; those are the fenced ones. The same statement notifies the
+// batch's runs to RunEventsNotify listeners, delivered at its commit.
 func (d *Driver) RunEventAppend(ctx context.Context, p *driver.RunEventAppendParams) (*driver.RunEventAppendResult, error) {
 	b, err := validateEvents(p.Events)
 	if err != nil {
@@ -147,15 +177,16 @@ func (d *Driver) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPar
 		return nil, fail(err)
 	}
 	defer conn.Release()
-	args := []any{d.fakeNow(), b.distinctRuns, b.runIDs, b.fences, b.seqs, b.kinds, b.payloads}
-	tag, err := conn.Exec(ctx, appendEvents, args...)
+	args := []any{d.fakeNow(), b.distinctRuns, b.runIDs, b.fences, b.seqs, b.kinds, b.payloads, d.eventsChannel()}
+	var inserted, notified int64
+	err = conn.QueryRow(ctx, appendEvents, args...).Scan(&inserted, &notified)
 	if isUniqueViolation(err) {
-		tag, err = conn.Exec(ctx, appendEventsIdempotent, args...)
+		err = conn.QueryRow(ctx, appendEventsIdempotent, args...).Scan(&inserted, &notified)
 	}
 	if err != nil {
 		return nil, fail(err)
 	}
-	if tag.RowsAffected() == int64(len(p.Events)) {
+	if inserted == int64(len(p.Events)) {
 		return res, nil
 	}
 	rows, err := conn.Query(ctx, unstoredEvents, b.runIDs, b.fences, b.seqs)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -110,6 +111,17 @@ type Driver struct {
 	clock    clock.Clock   // nil: the store's clock_timestamp()
 	cfg      Config
 	log      *slog.Logger
+
+	// listenCfg configures the dedicated connections of RunEventsNotify
+	// (the pools' session settings, never a pooled connection).
+	listenCfg *pgx.ConnConfig
+	// closing ends every RunEventsNotify listener at Close, which waits
+	// for them (listeners) after setting closed under lmu.
+	closing   context.Context
+	closeAll  context.CancelFunc
+	lmu       sync.Mutex
+	closed    bool
+	listeners sync.WaitGroup
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -161,7 +173,8 @@ func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*D
 		tweak(critCfg)
 		tweak(genCfg)
 	}
-	d := &Driver{clock: cfg.StoreClock, cfg: cfg, log: cfg.Logger}
+	d := &Driver{clock: cfg.StoreClock, cfg: cfg, log: cfg.Logger, listenCfg: base.ConnConfig.Copy()}
+	d.closing, d.closeAll = context.WithCancel(context.Background())
 	if d.critical, err = pgxpool.NewWithConfig(ctx, critCfg); err != nil {
 		return nil, fmt.Errorf("postgres: critical pool: %w", err)
 	}
@@ -199,8 +212,13 @@ func (d *Driver) check(ctx context.Context) error {
 func (d *Driver) Name() string { return "postgres" }
 
 // Close implements driver.Driver. It waits for acquired connections to be
-// released.
+// released, and ends the RunEventsNotify listeners, waiting for them.
 func (d *Driver) Close() error {
+	d.lmu.Lock()
+	d.closed = true
+	d.lmu.Unlock()
+	d.closeAll()
+	d.listeners.Wait()
 	d.general.Close()
 	d.critical.Close()
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -68,6 +69,47 @@ ON CONFLICT DO NOTHING`
 	eventExistsSQL = `SELECT EXISTS (SELECT 1 FROM run_events WHERE run_id = ?1 AND fence = ?2 AND seq = ?3)`
 )
 
+// eventChunk is how many events one eventInsertChunkSQL inserts: one
+// statement per chunk instead of one per event pays the per-call cost of
+// database/sql, the driver and the VM once per chunk, and 100 events bind
+// 501 parameters, far below SQLite's limit.
+const eventChunk = 100
+
+// eventChunkMin is the fewest events worth eventInsertChunkSQL: a shorter
+// stretch (a small batch, or a batch's tail) goes in event by event with
+// eventInsertSQL, which binds 6 parameters instead of the padded chunk's
+// 501.
+const eventChunkMin = 4
+
+// eventInsertChunkSQL inserts up to eventChunk events, each only if its run
+// is running under its fence (the join), a (run, fence, seq) already
+// present inserting nothing. Parameter 1 is the creation time; event i
+// (from 0) binds parameters 5i+2 … 5i+6 as run_id, fence, seq, kind and
+// payload. A chunk that is not full is padded with NULL run ids, which the
+// join and the WHERE drop, so one prepared statement serves every size. The
+// WHERE is needed anyway: it settles SQLite's parsing ambiguity between ON
+// CONFLICT and a join constraint.
+//
+// The parameters are anonymous (?, numbered in the order they appear), not
+// ?NNN: see runInsertChunkSQL.
+var eventInsertChunkSQL = func() string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at)
+SELECT v.column1, v.column2, v.column3, v.column4, v.column5, ?
+FROM (VALUES `)
+	for i := range eventChunk {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?)")
+	}
+	b.WriteString(`) AS v
+JOIN runs r ON r.id = v.column1 AND r.fence = v.column2 AND r.state = 'running'
+WHERE v.column1 IS NOT NULL
+ON CONFLICT DO NOTHING`)
+	return b.String()
+}()
+
 // effectStmts are the effect and event statements, prepared once on the
 // writer connection (see stmts). run holds the run statements, which the
 // refusals read the run with.
@@ -75,7 +117,7 @@ type effectStmts struct {
 	run *runStmts
 
 	held, selectEffect, insertIntent, commit, resolveCommit, resolveDelete, insertCommitted,
-	insertEvent, eventExists *sql.Stmt
+	insertEvent, insertEventChunk, eventExists *sql.Stmt
 }
 
 type effectStmtCache struct {
@@ -111,6 +153,7 @@ func (d *Driver) effectPrepared(ctx context.Context) (*effectStmts, error) {
 		{&s.resolveDelete, effectResolveDeleteSQL},
 		{&s.insertCommitted, effectInsertCommittedSQL},
 		{&s.insertEvent, eventInsertSQL},
+		{&s.insertEventChunk, eventInsertChunkSQL},
 		{&s.eventExists, eventExistsSQL},
 	} {
 		st, err := d.w.PrepareContext(ctx, p.sql)
@@ -128,7 +171,7 @@ func (d *Driver) effectPrepared(ctx context.Context) (*effectStmts, error) {
 // own cache owns).
 func (s *effectStmts) close() {
 	for _, st := range []*sql.Stmt{s.held, s.selectEffect, s.insertIntent, s.commit, s.resolveCommit,
-		s.resolveDelete, s.insertCommitted, s.insertEvent, s.eventExists} {
+		s.resolveDelete, s.insertCommitted, s.insertEvent, s.insertEventChunk, s.eventExists} {
 		if st != nil {
 			st.Close()
 		}

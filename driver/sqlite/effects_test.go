@@ -244,6 +244,43 @@ func TestRunEventAppendDeduplicatesAndReportsFenced(t *testing.T) {
 	require.ErrorIs(t, err, driver.ErrInvalid)
 }
 
+// TestRunEventAppendAcrossChunks crosses the chunked insert's boundaries
+// (full chunks, a short tail inserted event by event) with fenced events,
+// duplicates and a retried batch, and checks the refusals' indexes.
+func TestRunEventAppendAcrossChunks(t *testing.T) {
+	t.Parallel()
+	b := setupRuns(t)
+	a := b.claimNew(t, "a")
+	c := b.claimNew(t, "c")
+	var batch []driver.RunEventInsert
+	var fenced []int
+	for i := range 202 { // two full chunks and a tail of two
+		r, fence := a, a.Fence
+		switch {
+		case i%7 == 3:
+			r, fence = c, c.Fence+1 // not c's fence
+			fenced = append(fenced, i)
+		case i%2 == 1:
+			r = c
+			fence = c.Fence
+		}
+		batch = append(batch, driver.RunEventInsert{RunID: r.ID, Fence: fence, Seq: int64(i + 1), Kind: "step", Payload: []byte(`{}`)})
+	}
+	batch[152] = batch[148] // a duplicate within the batch
+	for range 2 {
+		res, err := b.d.RunEventAppend(b.ctx, &driver.RunEventAppendParams{Events: batch})
+		require.NoError(t, err)
+		require.Equal(t, fenced, res.Fenced)
+	}
+	var n int
+	for _, r := range []*driver.Run{a, c} {
+		evs, err := b.d.RunEventList(b.ctx, &driver.RunEventListParams{RunID: r.ID})
+		require.NoError(t, err)
+		n += len(evs)
+	}
+	require.Equal(t, len(batch)-len(fenced)-1, n)
+}
+
 // BenchmarkRunEventAppend measures the group-committed path: batches of
 // 1000 events over 10 held runs, one transaction (one fsync) each.
 func BenchmarkRunEventAppend(b *testing.B) {

@@ -47,12 +47,16 @@ func validateEvents(evs []driver.RunEventInsert) ([][]byte, error) {
 }
 
 // RunEventAppend implements driver.EffectStore: the whole batch is one
-// BEGIN IMMEDIATE transaction (one fsync), whatever runs it spans. Each
-// event is one prepared INSERT … SELECT … WHERE <run held under the event's
-// fence> ON CONFLICT DO NOTHING. Only an event that inserted nothing costs a
-// second query, which tells a duplicate (its key is present: a retried
-// batch, accepted) from a fenced one (reported by index). The accepted
-// events of a batch commit even when others are fenced.
+// BEGIN IMMEDIATE transaction (one fsync), whatever runs it spans. Events
+// go in eventChunk at a time with one prepared eventInsertChunkSQL, a
+// multi-row INSERT … SELECT that keeps only the events whose run is held
+// under their fence, ON CONFLICT DO NOTHING; a tail shorter than
+// eventChunkMin goes in event by event with eventInsertSQL, the same
+// statement for one event. Only a chunk (or event) that inserted fewer rows
+// than it had costs more queries: each of its events is looked up, telling
+// a duplicate (its key is present: a retried batch, accepted) from a fenced
+// one (reported by index). The accepted events of a batch commit even when
+// others are fenced.
 func (d *Driver) RunEventAppend(ctx context.Context, p *driver.RunEventAppendParams) (*driver.RunEventAppendResult, error) {
 	payloads, err := validateEvents(p.Events)
 	if err != nil {
@@ -64,31 +68,18 @@ func (d *Driver) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPar
 	}
 	const what = "appending run events"
 	err = d.inWriteTx(ctx, what, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
-		insert := tx.StmtContext(ctx, st.insertEvent)
-		var exists *sql.Stmt // bound on the first event that inserted nothing
-		created := now.UnixMicro()
-		for i := range p.Events {
-			ev := &p.Events[i]
-			res, err := insert.ExecContext(ctx, ev.RunID, ev.Fence, ev.Seq, ev.Kind, payloads[i], created)
+		w := eventWriter{ctx: ctx, tx: tx, st: st, evs: p.Events, payloads: payloads,
+			created: now.UnixMicro(), out: &out}
+		for c := 0; c < len(p.Events); c += eventChunk {
+			to := min(c+eventChunk, len(p.Events))
+			var err error
+			if to-c < eventChunkMin {
+				err = w.each(c, to)
+			} else {
+				err = w.chunk(c, to)
+			}
 			if err != nil {
-				return fmt.Errorf("sqlite: %s: event %d (run %d, fence %d, seq %d): %w", what, i, ev.RunID, ev.Fence, ev.Seq, err)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("sqlite: %s: event %d: %w", what, i, err)
-			}
-			if n > 0 {
-				continue
-			}
-			if exists == nil {
-				exists = tx.StmtContext(ctx, st.eventExists)
-			}
-			var present bool
-			if err := exists.QueryRowContext(ctx, ev.RunID, ev.Fence, ev.Seq).Scan(&present); err != nil {
-				return fmt.Errorf("sqlite: %s: event %d: %w", what, i, err)
-			}
-			if !present {
-				out.Fenced = append(out.Fenced, i)
+				return fmt.Errorf("sqlite: %s: %w", what, err)
 			}
 		}
 		return nil
@@ -97,6 +88,101 @@ func (d *Driver) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPar
 		return nil, err
 	}
 	return &out, nil
+}
+
+// eventWriter writes one RunEventAppend batch inside its transaction.
+type eventWriter struct {
+	ctx      context.Context
+	tx       *sql.Tx
+	st       *effectStmts
+	evs      []driver.RunEventInsert
+	payloads [][]byte
+	created  int64 // the store time, Unix microseconds
+	out      *driver.RunEventAppendResult
+
+	insert, insertChunk, exists *sql.Stmt // bound to tx on first use
+	chunkArgs                   []any
+}
+
+// chunk inserts events [from, to), at most eventChunk of them, with one
+// eventInsertChunkSQL; if it inserted fewer rows, it classifies each.
+func (w *eventWriter) chunk(from, to int) error {
+	if w.insertChunk == nil {
+		w.insertChunk = w.tx.StmtContext(w.ctx, w.st.insertEventChunk)
+		w.chunkArgs = make([]any, 1+5*eventChunk)
+		w.chunkArgs[0] = w.created
+	}
+	for k := range eventChunk {
+		a := w.chunkArgs[1+5*k : 6+5*k]
+		if i := from + k; i < to {
+			ev := &w.evs[i]
+			a[0], a[1], a[2], a[3], a[4] = ev.RunID, ev.Fence, ev.Seq, ev.Kind, w.payloads[i]
+		} else {
+			a[0], a[1], a[2], a[3], a[4] = nil, nil, nil, nil, nil
+		}
+	}
+	res, err := w.insertChunk.ExecContext(w.ctx, w.chunkArgs...)
+	if err != nil {
+		return fmt.Errorf("events %d to %d of %d: %w", from, to-1, len(w.evs), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("events %d to %d of %d: %w", from, to-1, len(w.evs), err)
+	}
+	if n == int64(to-from) {
+		return nil
+	}
+	for i := from; i < to; i++ {
+		if err := w.classify(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// each inserts events [from, to) one by one with eventInsertSQL,
+// classifying each that inserted nothing.
+func (w *eventWriter) each(from, to int) error {
+	if w.insert == nil {
+		w.insert = w.tx.StmtContext(w.ctx, w.st.insertEvent)
+	}
+	for i := from; i < to; i++ {
+		ev := &w.evs[i]
+		res, err := w.insert.ExecContext(w.ctx, ev.RunID, ev.Fence, ev.Seq, ev.Kind, w.payloads[i], w.created)
+		if err != nil {
+			return fmt.Errorf("event %d (run %d, fence %d, seq %d): %w", i, ev.RunID, ev.Fence, ev.Seq, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("event %d: %w", i, err)
+		}
+		if n > 0 {
+			continue
+		}
+		if err := w.classify(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// classify reports event i as fenced unless its key is present: after the
+// insert, an event is present if it was inserted now or before (a retried
+// batch, or a key repeated within the batch), absent only if its run was
+// not held under its fence.
+func (w *eventWriter) classify(i int) error {
+	if w.exists == nil {
+		w.exists = w.tx.StmtContext(w.ctx, w.st.eventExists)
+	}
+	ev := &w.evs[i]
+	var present bool
+	if err := w.exists.QueryRowContext(w.ctx, ev.RunID, ev.Fence, ev.Seq).Scan(&present); err != nil {
+		return fmt.Errorf("event %d: %w", i, err)
+	}
+	if !present {
+		w.out.Fenced = append(w.out.Fenced, i)
+	}
+	return nil
 }
 
 // RunEventList implements driver.EffectStore, on the read pool: a run's
