@@ -45,6 +45,9 @@ type EventCommitter struct {
 	flushes int64
 	rows    int64
 	flushed chan struct{} // closed at the next flush; see Subscribe
+
+	hubMu sync.Mutex // guards hub; see Subscribe
+	hub   *notifyHub // the store's notification listener while there are subscribers
 }
 
 type eventItem struct {

@@ -79,18 +79,11 @@ func (c *EventCommitter) Subscribe(ctx context.Context, runID, afterFence, after
 	return out
 }
 
-// notifyHubs holds the store listener of each EventCommitter that has
-// subscribers (the committer has no field for it): started lazily by the
-// first subscriber, stopped when the last one leaves.
-var notifyHubs = struct {
-	mu sync.Mutex
-	m  map[*EventCommitter]*notifyHub
-}{m: map[*EventCommitter]*notifyHub{}}
-
 // notifyHub fans one driver.EventNotifier listener out to the subscribers
-// of one committer, by run id.
+// of one committer, by run id. The committer holds it while it has
+// subscribers: started lazily by the first, stopped when the last leaves.
 type notifyHub struct {
-	refs int // subscribers; guarded by notifyHubs.mu
+	refs int // subscribers; guarded by EventCommitter.hubMu
 
 	mu     sync.Mutex
 	subs   map[int64]map[chan struct{}]struct{}
@@ -107,14 +100,14 @@ func (c *EventCommitter) notifyJoin(runID int64) (<-chan struct{}, func()) {
 	if !ok {
 		return nil, func() {}
 	}
-	notifyHubs.mu.Lock()
-	h := notifyHubs.m[c]
+	c.hubMu.Lock()
+	h := c.hub
 	if h == nil {
 		h = &notifyHub{subs: map[int64]map[chan struct{}]struct{}{}}
-		notifyHubs.m[c] = h
+		c.hub = h
 	}
 	h.refs++
-	notifyHubs.mu.Unlock()
+	c.hubMu.Unlock()
 
 	wake := make(chan struct{}, 1)
 	h.mu.Lock()
@@ -143,10 +136,10 @@ func (c *EventCommitter) notifyJoin(runID int64) (<-chan struct{}, func()) {
 			delete(h.subs, runID)
 		}
 		h.mu.Unlock()
-		notifyHubs.mu.Lock()
-		defer notifyHubs.mu.Unlock()
+		c.hubMu.Lock()
+		defer c.hubMu.Unlock()
 		if h.refs--; h.refs == 0 {
-			delete(notifyHubs.m, c)
+			c.hub = nil
 			h.mu.Lock()
 			if h.cancel != nil {
 				h.cancel()
