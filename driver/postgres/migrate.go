@@ -4,44 +4,12 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/leasehold/leasehold/driver"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	files, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, f := range files {
-		base := strings.TrimPrefix(f, "migrations/")
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return nil, fmt.Errorf("postgres: migration %s: name must start with its version: %w", base, err)
-		}
-		b, err := migrationFS.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out, nil
-}
 
 // migrateLock serializes migrators of one schema: a transaction-scoped
 // advisory lock keyed by the schema the tables land in, so concurrent
@@ -54,11 +22,11 @@ const migrateLock = `SELECT pg_advisory_xact_lock(hashtextextended('leasehold.mi
 // of them apply or none does.
 func (d *Driver) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 	var res driver.MigrateResult
-	ms, err := migrations()
+	ms, err := driver.LoadMigrations(migrationFS, "migrations")
 	if err != nil {
 		return res, err
 	}
-	latest := ms[len(ms)-1].version
+	latest := ms[len(ms)-1].Version
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return res, fmt.Errorf("postgres: migrate: %w", err)
@@ -87,18 +55,18 @@ func (d *Driver) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 			current, latest, driver.ErrSchemaTooNew)
 	}
 	for _, m := range ms {
-		if m.version <= current {
+		if m.Version <= current {
 			continue
 		}
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return res, fmt.Errorf("postgres: migration %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return res, fmt.Errorf("postgres: migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO leasehold_migrations (version, name, applied_at)
-			VALUES ($1, $2, coalesce($3::timestamptz, clock_timestamp()))`, m.version, m.name, d.fakeNow()); err != nil {
-			return res, fmt.Errorf("postgres: migration %s: %w", m.name, err)
+			VALUES ($1, $2, coalesce($3::timestamptz, clock_timestamp()))`, m.Version, m.Name, d.fakeNow()); err != nil {
+			return res, fmt.Errorf("postgres: migration %s: %w", m.Name, err)
 		}
-		res.Applied = append(res.Applied, m.version)
-		current = m.version
+		res.Applied = append(res.Applied, m.Version)
+		current = m.Version
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return res, fmt.Errorf("postgres: migrate: commit: %w", err)

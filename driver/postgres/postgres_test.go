@@ -276,7 +276,7 @@ func TestConcurrentMigratorsSerialize(t *testing.T) {
 	for a := range applied {
 		total += len(a)
 	}
-	ms, err := migrations()
+	ms, err := driver.LoadMigrations(migrationFS, "migrations")
 	require.NoError(t, err)
 	require.Equal(t, len(ms), total, "each migration applied exactly once")
 }

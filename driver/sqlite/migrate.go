@@ -4,10 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/leasehold/leasehold/driver"
 )
@@ -15,44 +11,16 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	files, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, f := range files {
-		base := strings.TrimPrefix(f, "migrations/")
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: migration %s: name must start with its version: %w", base, err)
-		}
-		b, err := migrationFS.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out, nil
-}
-
 // Migrate implements driver.Driver. All pending migrations run in one
 // BEGIN IMMEDIATE transaction (SQLite DDL is transactional), so two
 // processes migrating at once serialize and the second finds nothing to do.
 func (d *Driver) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 	var res driver.MigrateResult
-	ms, err := migrations()
+	ms, err := driver.LoadMigrations(migrationFS, "migrations")
 	if err != nil {
 		return res, err
 	}
-	latest := ms[len(ms)-1].version
+	latest := ms[len(ms)-1].Version
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return res, fmt.Errorf("sqlite: migrate: %w", err)
@@ -71,18 +39,18 @@ func (d *Driver) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 			current, latest, driver.ErrSchemaTooNew)
 	}
 	for _, m := range ms {
-		if m.version <= current {
+		if m.Version <= current {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return res, fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return res, fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.version, m.name, d.clock.Now().UnixMicro()); err != nil {
-			return res, fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+			m.Version, m.Name, d.clock.Now().UnixMicro()); err != nil {
+			return res, fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 		}
-		res.Applied = append(res.Applied, m.version)
-		current = m.version
+		res.Applied = append(res.Applied, m.Version)
+		current = m.Version
 	}
 	if err := tx.Commit(); err != nil {
 		return res, fmt.Errorf("sqlite: migrate: %w", err)
