@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -375,25 +374,12 @@ func TestRunEventAppendFencedAndRetried(t *testing.T) {
 // pool's one connection is reused, never discarded).
 func TestRoundTripsPerEffectOp(t *testing.T) {
 	t.Parallel()
-	var writes atomic.Int64
 	url, schema := testdb.Schema(t)
 	fake := clock.NewFake(drivertest.StartTime)
 	cfg := Config{URL: url, Schema: schema, CriticalConns: 1, GeneralConns: 1, StoreClock: fake}
 	ctx := context.Background()
-	d, err := openPools(ctx, cfg, func(pc *pgxpool.Config) {
-		dial := pc.ConnConfig.DialFunc
-		pc.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return countingConn{Conn: c, writes: &writes}, nil
-		}
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { d.Close() })
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
+	d, writes := openCounting(t, cfg)
+	var err error
 	_, err = d.general.Exec(ctx, `CREATE TABLE ledger (n bigint)`)
 	require.NoError(t, err)
 	rs := claimFor(t, d, "a", 2)

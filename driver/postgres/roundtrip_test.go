@@ -31,6 +31,29 @@ func (c countingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
+// openCounting opens a migrated driver whose connections count their
+// writes into the returned counter.
+func openCounting(t *testing.T, cfg Config) (*Driver, *atomic.Int64) {
+	t.Helper()
+	var writes atomic.Int64
+	ctx := context.Background()
+	d, err := openPools(ctx, cfg, func(pc *pgxpool.Config) {
+		dial := pc.ConnConfig.DialFunc
+		pc.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return countingConn{Conn: c, writes: &writes}, nil
+		}
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close() })
+	_, err = d.Migrate(ctx)
+	require.NoError(t, err)
+	return d, &writes
+}
+
 // TestRoundTripsPerChange pins the cost of the change path on a warm
 // connection (statements already prepared): two round trips for an append,
 // a lease change and a refused append alike, whatever the store clock.
@@ -39,27 +62,14 @@ func TestRoundTripsPerChange(t *testing.T) {
 	for _, fake := range []bool{true, false} {
 		t.Run(map[bool]string{true: "fake_clock", false: "store_clock"}[fake], func(t *testing.T) {
 			t.Parallel()
-			var writes atomic.Int64
 			url, schema := testdb.Schema(t)
 			cfg := Config{URL: url, Schema: schema, CriticalConns: 1, GeneralConns: 1}
 			if fake {
 				cfg.StoreClock = clock.NewFake(drivertest.StartTime)
 			}
 			ctx := context.Background()
-			d, err := openPools(ctx, cfg, func(pc *pgxpool.Config) {
-				dial := pc.ConnConfig.DialFunc
-				pc.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-					c, err := dial(ctx, network, addr)
-					if err != nil {
-						return nil, err
-					}
-					return countingConn{Conn: c, writes: &writes}, nil
-				}
-			})
-			require.NoError(t, err)
-			t.Cleanup(func() { d.Close() })
-			_, err = d.Migrate(ctx)
-			require.NoError(t, err)
+			d, writes := openCounting(t, cfg)
+			var err error
 			_, err = d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: time.Hour})
 			require.NoError(t, err)
 

@@ -3,13 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/clock"
@@ -221,25 +218,11 @@ func TestRunsRealStoreClock(t *testing.T) {
 // refusal reads the run to say why); a batch's refusals cost nothing more.
 func TestRoundTripsPerRunOp(t *testing.T) {
 	t.Parallel()
-	var writes atomic.Int64
 	url, schema := testdb.Schema(t)
 	fake := clock.NewFake(drivertest.StartTime)
 	cfg := Config{URL: url, Schema: schema, CriticalConns: 1, GeneralConns: 1, StoreClock: fake}
 	ctx := context.Background()
-	d, err := openPools(ctx, cfg, func(pc *pgxpool.Config) {
-		dial := pc.ConnConfig.DialFunc
-		pc.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return countingConn{Conn: c, writes: &writes}, nil
-		}
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { d.Close() })
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
+	d, writes := openCounting(t, cfg)
 
 	n := 0
 	enqueue := func() {
