@@ -32,6 +32,14 @@ type RunStore interface {
 	// expires_at > now. It never revives an expired lease (ErrLeaseExpired)
 	// and never renews a fenced-out one (ErrFenced).
 	RunRenew(ctx context.Context, p *RunRenewParams) (*Run, error)
+	// RunRenewMany is the write-behind drain (SPEC §2): for every (id,
+	// fence) of the batch, expires_at = store now + p.Lease WHERE fence AND
+	// owner = p.Owner AND state = 'running' AND expires_at > now — the
+	// expiry compared with the store clock read after the row is locked.
+	// One statement (Postgres) or one transaction (SQLite), one commit. It
+	// writes only the expiry: never a fence, never an expired lease
+	// revived. Runs it did not renew are reported by index in Lost.
+	RunRenewMany(ctx context.Context, p *RunRenewManyParams) (*RunRenewManyResult, error)
 	// RunComplete finishes a run WHERE id AND fence AND state = 'running'.
 	RunComplete(ctx context.Context, p *RunCompleteParams) (*Run, error)
 	// RunCompleteMany completes a batch of runs in one statement (Postgres)
@@ -123,6 +131,83 @@ type RunRenewParams struct {
 // synchronous fenced write (write-behind renewals are LossTolerantCoalesced
 // and arrive with the keeper).
 func (*RunRenewParams) Class() lease.Durability { return lease.SyncCritical }
+
+// MaxRunRenewBatch bounds one RunRenewMany batch: one drain of a process
+// holding that many runs.
+const MaxRunRenewBatch = 100000
+
+// RunLeaseRef names one lease: a run under one fence. A new claim of the
+// same run is a new ref.
+type RunLeaseRef struct{ ID, Fence int64 }
+
+// RunRenewManyParams is one drain of the write-behind keeper.
+type RunRenewManyParams struct {
+	Owner string
+	Lease time.Duration
+	Runs  []RunLeaseRef
+}
+
+// Class implements lease.Classed: write-behind renewals are coalesced and
+// loss-tolerant — a lost one only makes recovery more eager. They still go
+// through the critical pool (lease writes must not queue behind bulk work).
+func (*RunRenewManyParams) Class() lease.Durability { return lease.LossTolerantCoalesced }
+
+// RunRenewManyResult says what became of a drain.
+type RunRenewManyResult struct {
+	// Renewed are the ids renewed, in batch order.
+	Renewed []int64
+	// Lost are the indexes into the batch, ascending, of the leases not
+	// renewed: fenced out, expired on the store clock, no longer running,
+	// owned by another, or missing. The keeper treats each as lost.
+	Lost []int
+}
+
+// ValidateRunRenewMany checks a drain before any query.
+func ValidateRunRenewMany(p *RunRenewManyParams) error {
+	if err := journal.ValidateID("owner", p.Owner); err != nil {
+		return err
+	}
+	if err := runs.ValidateLease(p.Lease); err != nil {
+		return err
+	}
+	if len(p.Runs) > MaxRunRenewBatch {
+		return &journal.InputError{Field: "runs", Problem: fmt.Sprintf("%d renewals is over the limit of %d", len(p.Runs), MaxRunRenewBatch)}
+	}
+	seen := make(map[int64]int, len(p.Runs))
+	for i, r := range p.Runs {
+		if err := runs.ValidateFenced(r.ID, r.Fence); err != nil {
+			var ie *journal.InputError
+			if errors.As(err, &ie) {
+				return &journal.InputError{Field: ie.Field, Problem: fmt.Sprintf("renewal %d of the batch: %s", i, ie.Problem)}
+			}
+			return fmt.Errorf("renewal %d of the batch: %w", i, err)
+		}
+		// One run under two fences in one drain is a keeper bug: at most
+		// one of its entries can be current.
+		if j, dup := seen[r.ID]; dup {
+			return &journal.InputError{Field: "id", Problem: fmt.Sprintf("run %d is renewed twice in one batch (renewals %d and %d)", r.ID, j, i)}
+		}
+		seen[r.ID] = i
+	}
+	return nil
+}
+
+// SplitRenewed reports a drain's outcome in batch order from the set of
+// ids the store renewed.
+func SplitRenewed(refs []RunLeaseRef, renewed map[int64]struct{}) *RunRenewManyResult {
+	out := &RunRenewManyResult{}
+	if len(renewed) > 0 {
+		out.Renewed = make([]int64, 0, len(renewed))
+	}
+	for i, r := range refs {
+		if _, ok := renewed[r.ID]; ok {
+			out.Renewed = append(out.Renewed, r.ID)
+		} else {
+			out.Lost = append(out.Lost, i)
+		}
+	}
+	return out
+}
 
 // RunCompleteParams completes a run.
 type RunCompleteParams struct {

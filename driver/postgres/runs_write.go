@@ -17,10 +17,15 @@ import (
 // never written here: leaving running already fences the old holder out,
 // and the next claim increments it.
 const (
+	// renewRun compares the expiry with clock_timestamp() evaluated in the
+	// WHERE, so after any wait for the row lock (the qual is re-checked on
+	// the locked row), never with t.now read before it: a lease that
+	// expired during the wait is not revived (see renewRuns).
 	renewRun = `WITH ` + storeNowSQL + `
 UPDATE runs SET expires_at = t.now + $5::interval
 FROM t
-WHERE id = $2 AND fence = $3 AND owner = $4 AND state = 'running' AND expires_at > t.now
+WHERE id = $2 AND fence = $3 AND owner = $4 AND state = 'running'
+  AND expires_at > coalesce($1::timestamptz, clock_timestamp())
 RETURNING ` + runColumns
 
 	completeRun = `WITH ` + storeNowSQL + `

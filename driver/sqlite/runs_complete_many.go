@@ -86,7 +86,7 @@ func (d *Driver) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyP
 				a[0], a[1], a[2] = nil, nil, nil
 			}
 		}
-		if err := completeRows(ctx, complete, args, done); err != nil {
+		if err := scanIDs(ctx, complete, args, done); err != nil {
 			return nil, fail("completions %d to %d: %w", from, min(from+completeChunk, n)-1, err)
 		}
 	}
@@ -104,8 +104,8 @@ func (d *Driver) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyP
 	return out, nil
 }
 
-// completeRows runs one chunk and adds the ids it completed to done.
-func completeRows(ctx context.Context, complete *sql.Stmt, args []any, done map[int64]struct{}) error {
+// scanIDs runs one chunk and adds the ids it returned to done.
+func scanIDs(ctx context.Context, complete *sql.Stmt, args []any, done map[int64]struct{}) error {
 	rows, err := complete.QueryContext(ctx, args...)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 // statement again). They are a cache of their own so that the world path
 // does not depend on the runs table, nor the run path on the worlds table.
 type runStmts struct {
-	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, fail, block, unblock, cancel, reclaim *sql.Stmt
+	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, block, unblock, cancel, reclaim *sql.Stmt
 }
 
 type runStmtCache struct {
@@ -44,6 +44,7 @@ func (d *Driver) runPrepared(ctx context.Context) (*runStmts, error) {
 		{&s.renew, runRenewSQL},
 		{&s.complete, runCompleteSQL},
 		{&s.completeChunk, runCompleteChunkSQL},
+		{&s.renewChunk, runRenewChunkSQL},
 		{&s.fail, runFailSQL},
 		{&s.block, runBlockSQL},
 		{&s.unblock, runUnblockSQL},
@@ -63,7 +64,7 @@ func (d *Driver) runPrepared(ctx context.Context) (*runStmts, error) {
 
 func (s *runStmts) close() {
 	for _, st := range []*sql.Stmt{s.insert, s.insertChunk, s.selectByKey, s.selectByID, s.claim, s.renew, s.complete,
-		s.completeChunk, s.fail, s.block, s.unblock, s.cancel, s.reclaim} {
+		s.completeChunk, s.renewChunk, s.fail, s.block, s.unblock, s.cancel, s.reclaim} {
 		if st != nil {
 			st.Close()
 		}

@@ -1,0 +1,81 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/leasehold/leasehold/driver"
+)
+
+// renewRuns is the write-behind drain: one statement renews every lease of
+// the batch (column arrays $2, $3, unnested in step) held by owner $4,
+// setting expires_at = store now + $5.
+//
+// l locks the candidate rows in id order, for the reason completeRuns does
+// (every multi-row locker that waits takes its locks in id order, so two
+// of them can never deadlock). The UPDATE's WHERE then states the whole
+// rule again on the locked rows: the fence, the owner, running, and a lease
+// that has not expired — compared with clock_timestamp() read after the
+// locks are held, not t.now, which was read before l may have waited: a
+// lease that expired while the drain waited must not be revived. The new
+// expiry counts from t.now, the earlier instant, so it can only be shorter
+// than the holder's runway assumes (it counts from the drain's send).
+//
+// It writes only expires_at: never a fence, owner or state.
+const renewRuns = `WITH ` + storeNowSQL + `,
+l AS (
+    SELECT r.id, c.fence
+    FROM unnest($2::bigint[], $3::bigint[]) AS c(id, fence)
+    JOIN runs r ON r.id = c.id AND r.fence = c.fence
+    WHERE r.state = 'running' AND r.owner = $4
+    ORDER BY r.id
+    FOR UPDATE OF r
+)
+UPDATE runs r SET expires_at = t.now + $5::interval
+FROM l, t
+WHERE r.id = l.id AND r.fence = l.fence AND r.owner = $4 AND r.state = 'running'
+  AND r.expires_at > coalesce($1::timestamptz, clock_timestamp())
+RETURNING r.id`
+
+// RunRenewMany implements driver.RunStore: one statement in autocommit on
+// the critical pool — one round trip, one commit — for the whole drain.
+func (d *Driver) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
+	if err := driver.ValidateRunRenewMany(p); err != nil {
+		return nil, err
+	}
+	n := len(p.Runs)
+	if n == 0 {
+		return &driver.RunRenewManyResult{}, nil
+	}
+	ids, fences := make([]int64, n), make([]int64, n)
+	for i, r := range p.Runs {
+		ids[i], fences[i] = r.ID, r.Fence
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: renewing %d leases: %w", n, withCtx(ctx, err))
+	}
+	// Lease writes take the reserved pool whatever their class: a drain
+	// queued behind bulk work would age every lease it carries.
+	conn, err := d.acquire(ctx, true)
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer conn.Release()
+	rows, err := conn.Query(ctx, renewRuns, d.fakeNow(), ids, fences, p.Owner, p.Lease)
+	if err != nil {
+		return nil, fail(err)
+	}
+	renewed := make(map[int64]struct{}, n)
+	var id int64
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fail(err)
+		}
+		renewed[id] = struct{}{}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail(mapWriteError(err))
+	}
+	return driver.SplitRenewed(p.Runs, renewed), nil
+}

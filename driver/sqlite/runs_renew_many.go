@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// renewChunk is how many leases one runRenewChunkSQL carries, for the
+// reason completeChunk is a chunk.
+const renewChunk = 100
+
+// runRenewChunkSQL renews up to renewChunk leases in one statement:
+// RunRenew's rule joined against the chunk's (id, fence) rows. ?1 is the
+// new expiry, ?2 the owner, ?3 the store now; lease i (from 0) binds
+// ?(2i+4), ?(2i+5) as id and fence. Padding rows are NULL and match
+// nothing. It writes only expires_at.
+var runRenewChunkSQL = func() string {
+	var b strings.Builder
+	b.WriteString("WITH c(id, fence) AS (VALUES ")
+	for i := range renewChunk {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(?%d, ?%d)", 2*i+4, 2*i+5)
+	}
+	b.WriteString(`)
+UPDATE runs SET expires_at = ?1
+FROM c
+WHERE runs.id = c.id AND runs.fence = c.fence AND runs.owner = ?2 AND runs.state = 'running' AND runs.expires_at > ?3
+RETURNING runs.id`)
+	return b.String()
+}()
+
+// RunRenewMany implements driver.RunStore: the whole drain is one BEGIN
+// IMMEDIATE transaction — one commit — of one runRenewChunkSQL per
+// renewChunk leases, all against one store instant read under the writer
+// lock, so no reclaim can come between the check and the write.
+func (d *Driver) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
+	if err := driver.ValidateRunRenewMany(p); err != nil {
+		return nil, err
+	}
+	n := len(p.Runs)
+	if n == 0 {
+		return &driver.RunRenewManyResult{}, nil
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("sqlite: renewing %d leases: "+format, append([]any{n}, args...)...)
+	}
+	st, err := d.runPrepared(ctx) // before BeginTx: see runPrepared
+	if err != nil {
+		return nil, err
+	}
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fail("begin: %w", err)
+	}
+	defer tx.Rollback()
+	renew := tx.StmtContext(ctx, st.renewChunk)
+	now := journal.NormalizeTime(d.clock.Now())
+	args := make([]any, 3+2*renewChunk)
+	args[0], args[1], args[2] = now.Add(p.Lease).UnixMicro(), p.Owner, now.UnixMicro()
+	renewed := make(map[int64]struct{}, n)
+	for from := 0; from < n; from += renewChunk {
+		for i := range renewChunk {
+			a := args[3+2*i : 5+2*i]
+			if k := from + i; k < n {
+				a[0], a[1] = p.Runs[k].ID, p.Runs[k].Fence
+			} else {
+				a[0], a[1] = nil, nil
+			}
+		}
+		if err := scanIDs(ctx, renew, args, renewed); err != nil {
+			return nil, fail("leases %d to %d: %w", from, min(from+renewChunk, n)-1, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fail("commit: %w", err)
+	}
+	return driver.SplitRenewed(p.Runs, renewed), nil
+}
