@@ -45,4 +45,16 @@ var (
 	// ErrCorrupt: stored or imported journal data fails verification (hash
 	// chain, encoding, a torn line, a write under a non-current epoch).
 	ErrCorrupt = errors.New("leasehold: journal verification failed")
+
+	// ErrLeaseRunway: the side-effect gate refused — the holder cannot be
+	// sure its lease outlives the effect (durably confirmed runway, or the
+	// time left before it must stop itself, is shorter than the effect's
+	// declared maximum plus the margin) and one synchronous flush did not
+	// help. The holder stops; the effect was not started.
+	ErrLeaseRunway = errors.New("leasehold: not enough durable lease runway")
+
+	// ErrLeaseLost: the holder's lease is gone — a renewal flush did not
+	// return its row (fenced out, expired, finished), or the holder stopped
+	// itself after its durable lag reached D_stop. Its context is cancelled.
+	ErrLeaseLost = errors.New("leasehold: lease lost")
 )

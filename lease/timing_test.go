@@ -78,13 +78,21 @@ func TestWithDefaults(t *testing.T) {
 func TestMaxEffectAndCheckEffect(t *testing.T) {
 	t.Parallel()
 	run := lease.RunDefaults()
-	require.Equal(t, 55*time.Second, run.MaxEffect(), "90s - 15s - 15s - 5s")
-	require.Equal(t, 19*time.Second, lease.WorldDefaults().MaxEffect(), "30s - 5s - 5s - 1s")
+	require.Equal(t, 40*time.Second, run.MaxEffect(), "min(90s - 15s - 15s - 5s, 45s - 5s)")
+	require.Equal(t, 14*time.Second, lease.WorldDefaults().MaxEffect(), "min(30s - 5s - 5s - 1s, 15s - 1s)")
+	long := lease.Timing{Lease: 10 * time.Minute, Renew: 15 * time.Second, Drain: 5 * time.Second, Stop: 5 * time.Minute,
+		Skew: 15 * time.Second, Poll: time.Second, Margin: 5 * time.Second}
+	require.NoError(t, long.Validate())
+	require.Equal(t, 4*time.Minute+55*time.Second, long.MaxEffect(), "min(10m - 15s - 15s - 5s, 5m - 5s): the gate's term binds")
+	short := lease.Timing{Lease: 60 * time.Second, Renew: 15 * time.Second, Drain: 5 * time.Second, Stop: 40 * time.Second,
+		Skew: 15 * time.Second, Poll: time.Second, Margin: time.Second}
+	require.NoError(t, short.Validate())
+	require.Equal(t, 25*time.Second, short.MaxEffect(), "min(60s - 15s - 15s - 5s, 40s - 1s): the runway term binds")
 	require.Equal(t, time.Duration(0), lease.Timing{Lease: time.Second, Skew: time.Minute}.MaxEffect(),
 		"saturates at 0")
 
 	require.NoError(t, run.CheckEffect(time.Nanosecond))
-	require.NoError(t, run.CheckEffect(55*time.Second))
+	require.NoError(t, run.CheckEffect(40*time.Second))
 
 	for _, tc := range []struct {
 		maxDur time.Duration
@@ -92,7 +100,7 @@ func TestMaxEffectAndCheckEffect(t *testing.T) {
 	}{
 		{0, "effect max duration 0s must be > 0"},
 		{-time.Second, "effect max duration -1s must be > 0"},
-		{55*time.Second + 1, "exceeds T_lease (1m30s) - S (15s) - T_renew (15s) - T_drain (5s) = 55s"},
+		{40*time.Second + 1, "exceeds min(T_lease (1m30s) - S (15s) - T_renew (15s) - T_drain (5s) = 55s, D_stop (45s) - margin (5s) = 40s) = 40s"},
 	} {
 		err := run.CheckEffect(tc.maxDur)
 		require.ErrorIs(t, err, lease.ErrEffectDuration, "maxDur %v", tc.maxDur)

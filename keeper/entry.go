@@ -1,0 +1,107 @@
+package keeper
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Ref names one lease: a resource under one fence. A new claim of the same
+// resource is a new Ref and a new Entry, never an update of the old one.
+type Ref struct{ ID, Fence int64 }
+
+// entry states
+const (
+	live int32 = iota
+	gone       // lost, self-stopped, refused by the gate, or released
+)
+
+// Entry is one held lease in the keeper. Its methods are safe for
+// concurrent use.
+type Entry struct {
+	k   *Keeper
+	ref Ref
+
+	dirty      atomic.Bool  // the wanted expiry advanced since the last flush took it
+	state      atomic.Int32 // live or gone
+	shadowLost atomic.Bool  // dark mode: the drain found the lease lost; the sync path decides
+
+	// The send times (offsets from the keeper's base reading of the
+	// monotonic clock) of the last confirmed expiry-setting write on each
+	// path: the holder's synchronous renewals and the drain's flushes.
+	syncSent, drainSent atomic.Int64
+
+	cancel context.CancelCauseFunc
+	mu     sync.Mutex // guards cause
+	cause  error
+}
+
+// Ref returns the lease the entry keeps.
+func (e *Entry) Ref() Ref { return e.ref }
+
+// Renew advances the wanted expiry: the next drain flushes it. In memory
+// only: it never blocks (not even while a flush is stuck) and never
+// allocates.
+func (e *Entry) Renew() { e.dirty.Store(true) }
+
+// Live reports whether the lease is still held as far as the keeper knows.
+func (e *Entry) Live() bool { return e.state.Load() == live }
+
+// Err returns why the entry is gone, or nil while it is live.
+func (e *Entry) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cause
+}
+
+// ConfirmSync records a confirmed synchronous renewal (mode sync or dark)
+// sent at sent: runway counts from that send.
+func (e *Entry) ConfirmSync(sent time.Time) { advance(&e.syncSent, e.k.offset(sent)) }
+
+// LoseSync records that the store refused a synchronous renewal with err
+// (fenced out, expired, missing): the lease is gone whatever the mode.
+func (e *Entry) LoseSync(err error) {
+	e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(e.k.Mode()), e.k.now()), Cause: err})
+	e.k.stats.lost.Add(1)
+}
+
+// Lag returns the durable lag the entry's mode enforces.
+func (e *Entry) Lag() time.Duration { return Lag(e.sent(e.k.Mode()), e.k.now()) }
+
+// sent is the evidence mode m decides from: the holder's synchronous
+// renewals in sync and dark, the drain's flushes in writebehind. SetMode
+// carries the newest evidence across a switch, so neither path starts a
+// mode with a stale send time.
+func (e *Entry) sent(m Mode) time.Duration {
+	if m == ModeWriteBehind {
+		return time.Duration(e.drainSent.Load())
+	}
+	return time.Duration(e.syncSent.Load())
+}
+
+// giveUp marks the entry gone with cause and cancels its holder, once.
+func (e *Entry) giveUp(cause error) bool {
+	if !e.state.CompareAndSwap(live, gone) {
+		return false
+	}
+	e.mu.Lock()
+	e.cause = cause
+	e.mu.Unlock()
+	if e.cancel != nil {
+		e.cancel(cause)
+	}
+	return true
+}
+
+// advance raises *a to v unless it already holds a later send: answers
+// can arrive out of order, and an older send must not shorten the runway
+// a newer one established — nor lengthen it.
+func advance(a *atomic.Int64, v time.Duration) {
+	for {
+		cur := a.Load()
+		if int64(v) <= cur || a.CompareAndSwap(cur, int64(v)) {
+			return
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package keeper
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// stats are the keeper's decision counters: plain atomics on the hot
+// paths, exported to Prometheus by the keeper's Collector.
+type stats struct {
+	flushes, flushErrors, flushedRows           atomic.Uint64
+	lost, selfStops                             atomic.Uint64
+	gatePass, gateFlushPass, gateRefuse         atomic.Uint64
+	darkGateDiffs, darkStopDiffs, darkLostDiffs atomic.Uint64
+}
+
+// Stats is a snapshot of the keeper's counters.
+type Stats struct {
+	Flushes       uint64 // drains that reached the store and were answered
+	FlushErrors   uint64 // drains that failed (retried with backoff)
+	FlushedRows   uint64 // leases renewed by drains
+	Lost          uint64 // leases found lost by a flush or a refused renewal
+	SelfStops     uint64 // holders stopped at D_stop
+	GatePass      uint64 // gate passed locally, no store call
+	GateFlushPass uint64 // gate passed after one synchronous flush
+	GateRefuse    uint64 // gate refused (ErrLeaseRunway); holder stopped
+	DarkGateDiffs uint64 // dark mode: gate decisions write-behind would have made otherwise
+	DarkStopDiffs uint64 // dark mode: self-stop decisions that would have differed
+	DarkLostDiffs uint64 // dark mode: leases the drain found lost before the sync path
+}
+
+// Stats returns a snapshot of the counters.
+func (k *Keeper) Stats() Stats {
+	s := &k.stats
+	return Stats{
+		Flushes: s.flushes.Load(), FlushErrors: s.flushErrors.Load(), FlushedRows: s.flushedRows.Load(),
+		Lost: s.lost.Load(), SelfStops: s.selfStops.Load(),
+		GatePass: s.gatePass.Load(), GateFlushPass: s.gateFlushPass.Load(), GateRefuse: s.gateRefuse.Load(),
+		DarkGateDiffs: s.darkGateDiffs.Load(), DarkStopDiffs: s.darkStopDiffs.Load(), DarkLostDiffs: s.darkLostDiffs.Load(),
+	}
+}
+
+// metrics holds the histograms (observed off the gate's hot path) and
+// describes the counters.
+type metrics struct {
+	k            *Keeper
+	rowsPerFlush prometheus.Histogram
+	lag          prometheus.Histogram
+	descs        map[string]*prometheus.Desc
+}
+
+func newMetrics(k *Keeper) *metrics {
+	labels := prometheus.Labels{"kind": k.cfg.Kind}
+	m := &metrics{k: k,
+		rowsPerFlush: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "leasehold_keeper_flush_rows", Help: "Leases carried by one drain statement.",
+			ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(1, 4, 9)}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "leasehold_keeper_durable_lag_seconds", Help: "Durable lag of a lease when a drain confirmed its renewal.",
+			ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}),
+		descs: map[string]*prometheus.Desc{},
+	}
+	for name, help := range map[string]string{
+		"leasehold_keeper_flushes_total":      "Drains answered by the store (result=ok) or failed (result=error).",
+		"leasehold_keeper_flushed_rows_total": "Leases renewed by drains.",
+		"leasehold_keeper_leases_lost_total":  "Leases found lost by a flush or a refused synchronous renewal.",
+		"leasehold_keeper_self_stops_total":   "Holders stopped because their durable lag reached D_stop.",
+		"leasehold_gate_decisions_total":      "Side-effect gate decisions: pass (local), flush_pass (after one synchronous flush), refuse.",
+		"leasehold_keeper_dark_diffs_total":   "Dark mode: decisions (gate, stop, lost) write-behind would have made differently.",
+	} {
+		var vl []string
+		switch name {
+		case "leasehold_keeper_flushes_total":
+			vl = []string{"result"}
+		case "leasehold_gate_decisions_total":
+			vl = []string{"outcome"}
+		case "leasehold_keeper_dark_diffs_total":
+			vl = []string{"decision"}
+		}
+		m.descs[name] = prometheus.NewDesc(name, help, vl, labels)
+	}
+	return m
+}
+
+// Collector returns the keeper's Prometheus collector (register it once).
+func (k *Keeper) Collector() prometheus.Collector { return k.metrics }
+
+// Describe implements prometheus.Collector.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range m.descs {
+		ch <- d
+	}
+	m.rowsPerFlush.Describe(ch)
+	m.lag.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	s := m.k.Stats()
+	c := func(name string, v uint64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(m.descs[name], prometheus.CounterValue, float64(v), lv...)
+	}
+	c("leasehold_keeper_flushes_total", s.Flushes, "ok")
+	c("leasehold_keeper_flushes_total", s.FlushErrors, "error")
+	c("leasehold_keeper_flushed_rows_total", s.FlushedRows)
+	c("leasehold_keeper_leases_lost_total", s.Lost)
+	c("leasehold_keeper_self_stops_total", s.SelfStops)
+	c("leasehold_gate_decisions_total", s.GatePass, "pass")
+	c("leasehold_gate_decisions_total", s.GateFlushPass, "flush_pass")
+	c("leasehold_gate_decisions_total", s.GateRefuse, "refuse")
+	c("leasehold_keeper_dark_diffs_total", s.DarkGateDiffs, "gate")
+	c("leasehold_keeper_dark_diffs_total", s.DarkStopDiffs, "stop")
+	c("leasehold_keeper_dark_diffs_total", s.DarkLostDiffs, "lost")
+	m.rowsPerFlush.Collect(ch)
+	m.lag.Collect(ch)
+}

@@ -1,0 +1,43 @@
+package keeper
+
+import (
+	"context"
+	"time"
+)
+
+// WatchOnce is one evaluation of the self-stop rule for every live entry:
+// a holder whose durable lag reached D_stop is stopped (its context
+// cancelled with a self-stop *LostError), so it dispatches nothing more.
+// In dark mode the decision is also computed from the drain's evidence
+// and a difference counted.
+func (k *Keeper) WatchOnce() {
+	mode := k.Mode()
+	now := k.now()
+	for _, e := range k.live(nil) {
+		lag := Lag(e.sent(mode), now)
+		stop := lag >= k.t.Stop
+		if mode == ModeDark && !e.shadowLost.Load() &&
+			MustStop(k.t, time.Duration(e.drainSent.Load()), now) != stop {
+			k.stats.darkStopDiffs.Add(1)
+		}
+		if stop && e.giveUp(&LostError{Ref: e.ref, SelfStop: true, Lag: lag}) {
+			k.stats.selfStops.Add(1)
+			k.cfg.Logger.Warn("self-stop: durable lag reached D_stop", "kind", k.cfg.Kind,
+				"id", e.ref.ID, "fence", e.ref.Fence, "lag", lag, "d_stop", k.t.Stop)
+		}
+	}
+}
+
+// watchLoop runs WatchOnce every WatchEvery.
+func (k *Keeper) watchLoop(ctx context.Context) {
+	t, tick := k.clock.NewTicker(k.cfg.WatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			k.WatchOnce()
+		}
+	}
+}
