@@ -93,7 +93,7 @@ func (k *Keeper) drainLoop(ctx context.Context) {
 		case <-tick:
 		}
 		next := k.t.Drain
-		if k.Mode().drains() {
+		if k.Mode().Drains() {
 			if err := k.DrainOnce(ctx); err != nil && ctx.Err() == nil {
 				backoff = min(max(backoff*2, k.t.Drain/8), k.t.Drain)
 				next = backoff

@@ -44,11 +44,11 @@ func ParseMode(s string) (Mode, error) {
 	return 0, &journal.InputError{Field: "mode", Problem: fmt.Sprintf("%q is not one of sync, dark, writebehind", s)}
 }
 
-// syncRenews reports whether the holder makes synchronous renewals in m.
-func (m Mode) syncRenews() bool { return m != ModeWriteBehind }
+// SyncRenews reports whether the holder makes synchronous renewals in m.
+func (m Mode) SyncRenews() bool { return m != ModeWriteBehind }
 
-// drains reports whether the drain issues statements in m.
-func (m Mode) drains() bool { return m != ModeSync }
+// Drains reports whether the drain issues statements in m.
+func (m Mode) Drains() bool { return m != ModeSync }
 
 // valid reports whether m is one of the three modes.
 func (m Mode) valid() bool { return m >= ModeWriteBehind && m <= ModeSync }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/keeper"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -63,6 +64,7 @@ type Run struct {
 	events *EventCommitter
 	stream *eventStream
 	timing lease.Timing
+	lease  *keeper.Entry
 
 	mu     sync.Mutex
 	result []byte
@@ -78,16 +80,35 @@ func (r *Run) SetResult(result []byte) {
 	r.mu.Unlock()
 }
 
+// Gate is the side-effect gate (SPEC §2): nil when the run's durably
+// confirmed lease runway covers an effect of at most maxDur plus the
+// margin, with no store call; short of that, one synchronous renewal is
+// tried, and if still short it returns lease.ErrLeaseRunway (a
+// *keeper.RunwayError) and the run stops. Effect and Tx call it; call it
+// directly before a side effect of your own.
+func (r *Run) Gate(ctx context.Context, maxDur time.Duration) error {
+	return r.lease.Gate(ctx, maxDur)
+}
+
 // Effect performs an idempotent side effect at most once per (run, key):
-// a committed result is returned without calling fn; otherwise the intent
-// is recorded under this run's fence, fn is called once with a context
-// bounded by maxDur and the run's lease, and its result committed. If an
-// intent exists without a commit, Effect returns *UncertainEffectError and
-// does not call fn. maxDur must fit the lease (lease.Timing.CheckEffect).
+// a committed result is returned without calling fn; otherwise the gate
+// must pass for maxDur, the intent is recorded under this run's fence, fn
+// is called once with a context bounded by maxDur and the run's lease, and
+// its result committed. If an intent exists without a commit, Effect
+// returns *UncertainEffectError and does not call fn. maxDur must fit the
+// lease (lease.Timing.CheckEffect).
+//
+// The gate comes before the intent: a refusal then leaves nothing behind,
+// where a refusal after it would leave an intent that was never acted on
+// and that the next holder would have to treat as uncertain. The margin
+// covers the intent's round trip between the gate and fn.
 func (r *Run) Effect(ctx context.Context, key string, maxDur time.Duration,
 	fn func(ctx context.Context, tok EffectToken) ([]byte, error)) ([]byte, error) {
 	if err := r.timing.CheckEffect(maxDur); err != nil {
 		return nil, err
+	}
+	if err := r.Gate(ctx, maxDur); err != nil {
+		return nil, fmt.Errorf("effect %q of run %d: %w", key, r.ID, err)
 	}
 	eff, err := r.store.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: key})
 	if err != nil {
@@ -129,7 +150,12 @@ func (r *Run) ResolveEffect(ctx context.Context, key string, happened bool, resu
 // transaction with a locking fence check of this run and the commit of
 // effect key: exactly once, never uncertain. tx is a pgx.Tx on Postgres and
 // a *sql.Tx on SQLite. A key already committed returns nil without calling fn.
+// The gate must pass first (with no declared duration: the margin only),
+// though the fence check inside the transaction is what makes it safe.
 func (r *Run) Tx(ctx context.Context, key string, fn func(tx any) error) error {
+	if err := r.Gate(ctx, 0); err != nil {
+		return fmt.Errorf("tx %q of run %d: %w", key, r.ID, err)
+	}
 	_, err := r.store.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key}, fn)
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/keeper"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
@@ -33,9 +34,14 @@ type WorkerConfig struct {
 	// Queues maps each queue to its concurrency limit. Required.
 	Queues map[string]int
 	// Timing is the run lease timing. Zero fields take lease.RunDefaults().
-	// Heartbeats are synchronous (mode sync): every T_renew the worker
-	// renews each run it holds with one fenced UPDATE.
 	Timing lease.Timing
+	// Mode is the heartbeat mode (SPEC §2); switch it at runtime with
+	// SetMode. Defaults to keeper.ModeWriteBehind: every T_renew each held
+	// run's wanted expiry advances in memory and one drain per T_drain
+	// renews them all in one statement. keeper.ModeSync renews each run
+	// with its own synchronous fenced UPDATE every T_renew (the baseline);
+	// keeper.ModeDark does both, enforcing sync and counting differences.
+	Mode keeper.Mode
 	// Backoff spaces retries. Zero fields take runs.Backoff's defaults.
 	Backoff runs.Backoff
 	// FetchInterval is how long an idle queue waits before claiming again.
@@ -70,6 +76,7 @@ type Worker struct {
 	wake    map[string]chan struct{}
 
 	completer *completer
+	keeper    *keeper.Keeper
 }
 
 // NewWorker validates cfg and returns a stopped worker. events is the
@@ -112,9 +119,40 @@ func NewWorker(store Store, events *EventCommitter, cfg WorkerConfig) (*Worker, 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Worker{store: store, events: events, cfg: cfg, handlers: map[string]Handler{}, wake: map[string]chan struct{}{},
-		completer: newCompleter(store, cfg.Clock, cfg.Logger)}, nil
+	w := &Worker{store: store, events: events, cfg: cfg, handlers: map[string]Handler{}, wake: map[string]chan struct{}{},
+		completer: newCompleter(store, cfg.Clock, cfg.Logger)}
+	k, err := keeper.New(keeper.Config{Kind: "runs", Timing: cfg.Timing, Mode: cfg.Mode, Clock: cfg.Clock, Logger: cfg.Logger,
+		Flusher: keeper.FlusherFunc(w.flush)})
+	if err != nil {
+		return nil, err
+	}
+	w.keeper = k
+	return w, nil
 }
+
+// flush is the keeper's drain: one RunRenewMany for every dirty lease.
+func (w *Worker) flush(ctx context.Context, refs []keeper.Ref) ([]int, error) {
+	p := &driver.RunRenewManyParams{Owner: w.cfg.Owner, Lease: w.cfg.Timing.Lease, Runs: make([]driver.RunLeaseRef, len(refs))}
+	for i, r := range refs {
+		p.Runs[i] = driver.RunLeaseRef{ID: r.ID, Fence: r.Fence}
+	}
+	res, err := w.store.RunRenewMany(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return res.Lost, nil
+}
+
+// Mode returns the heartbeat mode.
+func (w *Worker) Mode() keeper.Mode { return w.keeper.Mode() }
+
+// SetMode switches the heartbeat mode at runtime (reversible): runs already
+// held change over at their next renewal.
+func (w *Worker) SetMode(m keeper.Mode) error { return w.keeper.SetMode(m) }
+
+// Keeper returns the worker's lease keeper: its Stats and Prometheus
+// Collector.
+func (w *Worker) Keeper() *keeper.Keeper { return w.keeper }
 
 // Owner returns the worker's owner id.
 func (w *Worker) Owner() string { return w.cfg.Owner }
@@ -142,6 +180,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	fctx, w.cancel = context.WithCancel(ctx)
 	w.hctx, w.hcancel = context.WithCancel(context.WithoutCancel(ctx))
 	w.completer.start()
+	w.keeper.Start(context.WithoutCancel(ctx))
 	for q, n := range w.cfg.Queues {
 		w.wake[q] = make(chan struct{}, 1)
 		w.fetch.Add(1)
@@ -167,11 +206,13 @@ func (w *Worker) Stop(ctx context.Context) error {
 	case <-done:
 		w.hcancel()
 		w.completer.close()
+		w.keeper.Stop()
 		return nil
 	case <-ctx.Done():
 		w.hcancel() // past the deadline: the handlers' contexts end now
 		<-done
 		w.completer.close()
+		w.keeper.Stop()
 		return ctx.Err()
 	}
 }
@@ -231,17 +272,31 @@ func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
 func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 	ctx, lost := context.WithCancelCause(w.hctx)
 	defer lost(nil)
+	e, err := w.keeper.Add(keeper.Ref{ID: row.ID, Fence: row.Fence}, claimSent, lost)
+	if err != nil { // a claim always carries a new fence: a bug if not
+		w.cfg.Logger.Error("run claimed twice under one fence", "run", row.ID, "fence", row.Fence, "err", err)
+		return
+	}
+	defer w.keeper.Release(e)
 	r := &Run{ID: row.ID, Queue: row.Queue, Payload: row.Payload, Attempt: row.Attempt, Fence: row.Fence,
-		ctx: ctx, store: w.store, events: w.events, stream: newEventStream(), timing: w.cfg.Timing}
+		ctx: ctx, store: w.store, events: w.events, stream: newEventStream(), timing: w.cfg.Timing, lease: e}
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		w.heartbeat(ctx, row, claimSent, lost)
+		w.heartbeat(ctx, e)
 	}()
-	err := w.call(ctx, r)
+	err = w.call(ctx, r)
 	// Events emitted before returning belong to this attempt's outcome.
 	if serr := r.Step(ctx); serr != nil && err == nil && ctx.Err() == nil {
 		err = serr
+	}
+	// A holder the keeper stopped fails its attempt with the keeper's
+	// reason (a self-stop's durable lag, the gate's shortfall), written
+	// when the store is reachable; otherwise the reclaimer takes the run.
+	// A handler that returned nil finished its work: its completion is a
+	// fenced write like any other and stands if the fence is still current.
+	if cause := context.Cause(ctx); err != nil && ctx.Err() != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
 	}
 	lost(nil) // stops the heartbeat
 	<-hbDone
@@ -257,15 +312,15 @@ func (w *Worker) call(ctx context.Context, r *Run) (err error) {
 	return w.handlers[r.Queue](ctx, r)
 }
 
-// heartbeat renews the lease every T_renew with one synchronous fenced
-// UPDATE (mode sync). A refusal (fenced, expired) means the lease is lost:
-// the run's context is cancelled at once. A failed renewal is retried on the
-// next tick; if no renewal has been confirmed for a full lease term minus S
-// (measured from the send of the last confirmed one) the lease may be gone
-// on the store clock, and the context is cancelled too.
-func (w *Worker) heartbeat(ctx context.Context, row *driver.Run, claimSent time.Time, lost context.CancelCauseFunc) {
+// heartbeat advances the lease every T_renew, as the keeper's mode says:
+// in memory for the drain (writebehind, dark) and with one synchronous
+// fenced UPDATE (sync, dark). A refused synchronous renewal (fenced,
+// expired, missing) means the lease is lost: the keeper cancels the run's
+// context at once. A failed one is retried on the next tick: only the gate
+// and the keeper's self-stop decide that the run must stop.
+func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry) {
 	c := w.cfg.Clock
-	lastSend := claimSent
+	ref := e.Ref()
 	ticker, tick := c.NewTicker(w.cfg.Timing.Renew)
 	defer ticker.Stop()
 	for {
@@ -274,23 +329,26 @@ func (w *Worker) heartbeat(ctx context.Context, row *driver.Run, claimSent time.
 			return
 		case <-tick:
 		}
+		mode := w.keeper.Mode()
+		if mode.Drains() {
+			e.Renew()
+		}
+		if !mode.SyncRenews() {
+			continue
+		}
 		sent := c.Now()
-		_, err := w.store.RunRenew(ctx, &driver.RunRenewParams{ID: row.ID, Fence: row.Fence, Owner: w.cfg.Owner, Lease: w.cfg.Timing.Lease})
+		_, err := w.store.RunRenew(ctx, &driver.RunRenewParams{ID: ref.ID, Fence: ref.Fence, Owner: w.cfg.Owner, Lease: w.cfg.Timing.Lease})
 		switch {
 		case err == nil:
-			lastSend = sent
+			e.ConfirmSync(sent)
 		case errors.Is(err, lease.ErrFenced), errors.Is(err, lease.ErrLeaseExpired), errors.Is(err, lease.ErrNotFound):
-			w.cfg.Logger.Warn("lease lost", "run", row.ID, "fence", row.Fence, "err", err)
-			lost(fmt.Errorf("run %d: lease lost: %w", row.ID, err))
+			w.cfg.Logger.Warn("lease lost", "run", ref.ID, "fence", ref.Fence, "err", err)
+			e.LoseSync(err)
 			return
 		case ctx.Err() != nil:
 			return
 		default:
-			w.cfg.Logger.Warn("renewal failed; retrying next tick", "run", row.ID, "err", err)
-		}
-		if lease.Runway(lastSend, c.Now(), w.cfg.Timing) <= 0 {
-			lost(fmt.Errorf("run %d: no renewal confirmed within the lease term: %w", row.ID, lease.ErrLeaseExpired))
-			return
+			w.cfg.Logger.Warn("renewal failed; retrying next tick", "run", ref.ID, "err", err)
 		}
 	}
 }

@@ -39,42 +39,8 @@ func runBenchRuns(ctx context.Context, args []string, out io.Writer) error {
 		time.Now().UTC().Format(time.RFC3339), cfg.Workers, cfg.Concurrency)
 
 	type opener func(ctx context.Context) (scheduler.Store, func(), error)
-	sqliteOpen := func(ctx context.Context) (scheduler.Store, func(), error) {
-		d, err := os.MkdirTemp(*dir, "leasehold-bench-*")
-		if err != nil {
-			return nil, nil, err
-		}
-		s, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(d, "bench.db")})
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, err := s.Migrate(ctx); err != nil {
-			return nil, nil, err
-		}
-		return s, func() { s.Close(); os.RemoveAll(d) }, nil
-	}
-	pgOpen := func(ctx context.Context) (scheduler.Store, func(), error) {
-		admin, err := pgx.Connect(ctx, *pgURL)
-		if err != nil {
-			return nil, nil, err
-		}
-		schema := fmt.Sprintf("lh_bench_%d", time.Now().UnixNano())
-		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-			return nil, nil, err
-		}
-		s, err := postgres.Open(ctx, postgres.Config{URL: *pgURL, Schema: schema, GeneralConns: 16})
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, err := s.Migrate(ctx); err != nil {
-			return nil, nil, err
-		}
-		return s, func() {
-			s.Close()
-			admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			admin.Close(context.Background())
-		}, nil
-	}
+	sqliteOpen := func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchSQLite(ctx, *dir) }
+	pgOpen := func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchPostgres(ctx, *pgURL) }
 	stores := []struct {
 		name string
 		open opener
@@ -119,4 +85,46 @@ func runBenchRuns(ctx context.Context, args []string, out io.Writer) error {
 			ev.Batched, ev.BatchSize, ev.Single, ev.Batched/ev.Single)
 	}
 	return nil
+}
+
+// openBenchSQLite opens a fresh, migrated SQLite store in a temporary
+// folder under dir; the returned func closes and removes it.
+func openBenchSQLite(ctx context.Context, dir string) (*sqlite.Driver, func(), error) {
+	d, err := os.MkdirTemp(dir, "leasehold-bench-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(d, "bench.db")})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		return nil, nil, err
+	}
+	return s, func() { s.Close(); os.RemoveAll(d) }, nil
+}
+
+// openBenchPostgres opens a migrated Postgres store in a throwaway schema;
+// the returned func closes it and drops the schema.
+func openBenchPostgres(ctx context.Context, url string) (*postgres.Driver, func(), error) {
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	schema := fmt.Sprintf("lh_bench_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return nil, nil, err
+	}
+	s, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: schema, GeneralConns: 16})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		return nil, nil, err
+	}
+	return s, func() {
+		s.Close()
+		admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close(context.Background())
+	}, nil
 }

@@ -31,6 +31,7 @@ var commands = []command{
 	{"export", "write a world's journal as JSONL", runExport},
 	{"import", "create a world from a verified JSONL export", runImport},
 	{"sweep", "revoke expired leases and grant each world's home the next epoch", runSweep},
+	{"doctor", "sample the store clock (offset, rate error, steps, latency) and judge whether write-behind is safe", runDoctor},
 	{"bench", "benchmarks: `bench journal` (appends beside the raw fsync rate), `bench runs` (runs/s, events) — see docs/BENCHMARKS.md", runBench},
 }
 
