@@ -70,7 +70,7 @@ func TestReclaimedHolderIsFencedOutAndTheWitnessSeesEachEffectOnce(t *testing.T)
 			var aFence int64
 			aErrs := make(chan map[string]error, 1)
 			a, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: "runner-a",
-				Queues: map[string]int{"q": 1}, Clock: clock.NewFake(t0), Logger: quiet})
+				Queues: map[string]int{"q": 1}, Clock: clock.NewFake(t0), Logger: quiet, ClockCheck: -1})
 			require.NoError(t, err)
 			a.Handle("q", func(ctx context.Context, r *scheduler.Run) error {
 				aFence = r.Fence
@@ -110,7 +110,7 @@ func TestReclaimedHolderIsFencedOutAndTheWitnessSeesEachEffectOnce(t *testing.T)
 			// Runner B claims it and finishes the work.
 			bDone := make(chan error, 1)
 			b, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: "runner-b",
-				Queues: map[string]int{"q": 1}, Clock: storeClock, Logger: quiet})
+				Queues: map[string]int{"q": 1}, Clock: storeClock, Logger: quiet, ClockCheck: -1})
 			require.NoError(t, err)
 			uncertain := 0
 			b.Handle("q", func(ctx context.Context, r *scheduler.Run) error {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/doctor"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/keeper"
@@ -42,6 +43,14 @@ type WorkerConfig struct {
 	// with its own synchronous fenced UPDATE every T_renew (the baseline);
 	// keeper.ModeDark does both, enforcing sync and counting differences.
 	Mode keeper.Mode
+	// ClockCheck is how long Start samples the store clock against this
+	// process's monotonic clock (doctor.Sample, 11 probes) before it starts
+	// in writebehind mode: Start refuses with a *doctor.SkewError when the
+	// store clock's drift over a term or an observed step may exceed S
+	// (SPEC §1), naming the figures. Defaults to 250ms; negative skips the
+	// check (tests on a fake clock). Other modes do not check: their
+	// synchronous renewals do not rely on the bound.
+	ClockCheck time.Duration
 	// Backoff spaces retries. Zero fields take runs.Backoff's defaults.
 	Backoff runs.Backoff
 	// FetchInterval is how long an idle queue waits before claiming again.
@@ -108,6 +117,9 @@ func NewWorker(store Store, events *EventCommitter, cfg WorkerConfig) (*Worker, 
 	}
 	if cfg.FetchInterval <= 0 {
 		cfg.FetchInterval = 50 * time.Millisecond
+	}
+	if cfg.ClockCheck == 0 {
+		cfg.ClockCheck = 250 * time.Millisecond
 	}
 	if cfg.FetchCooldown <= 0 {
 		cfg.FetchCooldown = time.Millisecond
@@ -176,6 +188,9 @@ func (w *Worker) Start(ctx context.Context) error {
 			return &journal.InputError{Field: "queues", Problem: fmt.Sprintf("queue %q has no handler", q)}
 		}
 	}
+	if err := w.checkClock(ctx); err != nil {
+		return err
+	}
 	var fctx context.Context
 	fctx, w.cancel = context.WithCancel(ctx)
 	w.hctx, w.hcancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -185,6 +200,27 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.wake[q] = make(chan struct{}, 1)
 		w.fetch.Add(1)
 		go w.fetchLoop(fctx, q, n)
+	}
+	return nil
+}
+
+// checkClock is write-behind start-up's clock check (see ClockCheck).
+func (w *Worker) checkClock(ctx context.Context) error {
+	if w.keeper.Mode() != keeper.ModeWriteBehind || w.cfg.ClockCheck < 0 {
+		return nil
+	}
+	s, ok := w.store.(doctor.Sampler)
+	if !ok {
+		w.cfg.Logger.Warn("write-behind start-up: the store cannot tell its time; clock check skipped")
+		return nil
+	}
+	const probes = 11
+	ps, err := doctor.Sample(ctx, s, w.cfg.Clock, probes, w.cfg.ClockCheck/(probes-1))
+	if err != nil {
+		return fmt.Errorf("write-behind start-up: sampling the store clock: %w", err)
+	}
+	if err := doctor.Analyze(ps, w.cfg.Timing).CheckWriteBehind(w.cfg.Timing); err != nil {
+		return fmt.Errorf("write-behind start-up refused (run `leasehold doctor`, or start in mode sync): %w", err)
 	}
 	return nil
 }
