@@ -56,7 +56,7 @@ func (k *Keeper) DrainOnce(ctx context.Context) error {
 			k.drainLost(e, mode, now)
 			continue
 		}
-		k.metrics.lag.Observe(Lag(time.Duration(e.drainSent.Load()), now).Seconds())
+		k.observeLag(Lag(time.Duration(e.drainSent.Load()), now))
 		advance(&e.drainSent, sent)
 	}
 	for i := range batch {

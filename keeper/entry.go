@@ -57,7 +57,10 @@ func (e *Entry) Err() error {
 
 // ConfirmSync records a confirmed synchronous renewal (mode sync or dark)
 // sent at sent: runway counts from that send.
-func (e *Entry) ConfirmSync(sent time.Time) { advance(&e.syncSent, e.k.offset(sent)) }
+func (e *Entry) ConfirmSync(sent time.Time) {
+	e.k.observeLag(Lag(time.Duration(e.syncSent.Load()), e.k.now()))
+	advance(&e.syncSent, e.k.offset(sent))
+}
 
 // LoseSync records that the store refused a synchronous renewal with err
 // (fenced out, expired, missing): the lease is gone whatever the mode.

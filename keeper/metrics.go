@@ -2,6 +2,7 @@ package keeper
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -13,6 +14,19 @@ type stats struct {
 	lost, selfStops                             atomic.Uint64
 	gatePass, gateFlushPass, gateRefuse         atomic.Uint64
 	darkGateDiffs, darkStopDiffs, darkLostDiffs atomic.Uint64
+	maxLag                                      atomic.Int64 // ns
+}
+
+// observeLag records the durable lag an entry had reached when a renewal
+// of it was confirmed.
+func (k *Keeper) observeLag(lag time.Duration) {
+	k.metrics.lag.Observe(lag.Seconds())
+	for {
+		cur := k.stats.maxLag.Load()
+		if int64(lag) <= cur || k.stats.maxLag.CompareAndSwap(cur, int64(lag)) {
+			return
+		}
+	}
 }
 
 // Stats is a snapshot of the keeper's counters.
@@ -28,6 +42,9 @@ type Stats struct {
 	DarkGateDiffs uint64 // dark mode: gate decisions write-behind would have made otherwise
 	DarkStopDiffs uint64 // dark mode: self-stop decisions that would have differed
 	DarkLostDiffs uint64 // dark mode: leases the drain found lost before the sync path
+	// MaxLag is the largest durable lag a lease had reached when a renewal
+	// of it was confirmed: how close upkeep came to D_stop.
+	MaxLag time.Duration
 }
 
 // Stats returns a snapshot of the counters.
@@ -38,6 +55,7 @@ func (k *Keeper) Stats() Stats {
 		Lost: s.lost.Load(), SelfStops: s.selfStops.Load(),
 		GatePass: s.gatePass.Load(), GateFlushPass: s.gateFlushPass.Load(), GateRefuse: s.gateRefuse.Load(),
 		DarkGateDiffs: s.darkGateDiffs.Load(), DarkStopDiffs: s.darkStopDiffs.Load(), DarkLostDiffs: s.darkLostDiffs.Load(),
+		MaxLag: time.Duration(s.maxLag.Load()),
 	}
 }
 

@@ -1,0 +1,64 @@
+package scheduler_test
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/driver/postgres"
+	"github.com/leasehold/leasehold/internal/faultproxy"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// faultScale divides every timing and every fault of a fault scenario: the
+// run defaults (90 s lease, 15 s renew, 5 s drain, 45 s stop, 15 s skew, 1 s
+// poll), the Postgres pool's acquire (2 s) and statement (10 s) timeouts,
+// the latency (1 s each way: 2 s per round trip) and the stalls (20 s).
+const faultScale = 30
+
+func scaledDown(d time.Duration) time.Duration { return d / faultScale }
+
+// faultTiming is lease.RunDefaults() / faultScale.
+var faultTiming = func() lease.Timing {
+	t := lease.RunDefaults()
+	return lease.Timing{Lease: scaledDown(t.Lease), Renew: scaledDown(t.Renew), Drain: scaledDown(t.Drain),
+		Stop: scaledDown(t.Stop), Skew: scaledDown(t.Skew), Poll: scaledDown(t.Poll), Margin: scaledDown(t.Margin)}
+}()
+
+// faultStores opens, on one fresh schema, a direct store (the reclaimer's,
+// the test's own reads) and a store whose connections all go through a
+// fault proxy (a worker's), with its pool timeouts scaled down.
+func faultStores(t *testing.T) (direct, proxied *postgres.Driver, proxy *faultproxy.Proxy) {
+	t.Helper()
+	ctx := context.Background()
+	dsn, schema := testdb.Schema(t)
+	var err error
+	direct, err = postgres.Open(ctx, postgres.Config{URL: dsn, Schema: schema})
+	require.NoError(t, err)
+	t.Cleanup(func() { direct.Close() })
+	_, err = direct.Migrate(ctx)
+	require.NoError(t, err)
+
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	target := u.Host
+	if u.Port() == "" {
+		target = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	proxy, err = faultproxy.New(target)
+	require.NoError(t, err)
+	t.Cleanup(func() { proxy.Close() })
+	u.Host = proxy.Addr()
+	proxied, err = postgres.Open(ctx, postgres.Config{URL: u.String(), Schema: schema,
+		AcquireTimeout:   scaledDown(postgres.DefaultAcquireTimeout),
+		StatementTimeout: scaledDown(postgres.DefaultStatementTimeout)})
+	require.NoError(t, err)
+	// Closed before the proxy (cleanups run last-in first-out).
+	t.Cleanup(func() { proxied.Close() })
+	return direct, proxied, proxy
+}
