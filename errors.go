@@ -19,6 +19,8 @@ var (
 	ErrSchemaTooNew  = lease.ErrSchemaTooNew
 	ErrCorrupt       = lease.ErrCorrupt
 	ErrInvalidTiming = lease.ErrInvalidTiming
+	ErrLeaseRunway   = lease.ErrLeaseRunway
+	ErrLeaseLost     = lease.ErrLeaseLost
 )
 
 // Typed errors that unwrap to the sentinels above.

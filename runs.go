@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/keeper"
 	"github.com/leasehold/leasehold/runs"
 	"github.com/leasehold/leasehold/scheduler"
 )
@@ -34,6 +35,28 @@ type RunHandle = scheduler.Run
 // EffectToken is handed to an effect function: the run's fence and a
 // stable idempotency key for the downstream system.
 type EffectToken = scheduler.EffectToken
+
+// HeartbeatMode is a worker's heartbeat mode (SPEC §2): ModeWriteBehind
+// (the default), ModeDark or ModeSync; switch it at runtime with
+// Worker.SetMode. See package keeper.
+type HeartbeatMode = keeper.Mode
+
+// The heartbeat modes.
+const (
+	ModeWriteBehind = keeper.ModeWriteBehind
+	ModeDark        = keeper.ModeDark
+	ModeSync        = keeper.ModeSync
+)
+
+// ParseHeartbeatMode parses "sync", "dark" or "writebehind".
+func ParseHeartbeatMode(s string) (HeartbeatMode, error) { return keeper.ParseMode(s) }
+
+// RunwayError is the side-effect gate's refusal (ErrLeaseRunway).
+type RunwayError = keeper.RunwayError
+
+// LostError says why a run's lease was given up (ErrLeaseLost): a flush or
+// a synchronous renewal was refused, or the worker stopped itself.
+type LostError = keeper.LostError
 
 // ErrUncertain: an effect was started and never committed; reconcile it and
 // call RunHandle.ResolveEffect.

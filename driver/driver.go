@@ -188,3 +188,20 @@ type JournalImportParams struct {
 
 // Class implements lease.Classed.
 func (*JournalImportParams) Class() lease.Durability { return lease.SyncCritical }
+
+// PoolStat is one connection pool's health, as `leasehold doctor` prints it.
+type PoolStat struct {
+	Name             string
+	Max, Open, Idle  int32 // configured size, connections open, open and idle
+	InUse            int32
+	Acquires         int64         // connections handed out since start
+	Waited           int64         // acquires that found no idle connection
+	Cancelled        int64         // acquires given up (timeout or caller)
+	AcquireWaitTotal time.Duration // summed time spent acquiring
+}
+
+// PoolReporter is implemented by drivers with connection pools (Postgres:
+// the reserved critical pool and the general pool).
+type PoolReporter interface {
+	PoolStats() []PoolStat
+}

@@ -2,8 +2,10 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,4 +157,63 @@ func TestWriteBehindStartupRefusesAStoreClockStep(t *testing.T) {
 	w := newWorker(keeper.ModeSync) // sync does not rely on the bound
 	require.NoError(t, w.Start(ctx))
 	require.NoError(t, w.Stop(ctx))
+}
+
+// failingDrains is a store whose write-behind drains all fail (a broken
+// path to the database for that one statement) while every other call
+// works: the worker cannot confirm its leases but can still write.
+type failingDrains struct{ scheduler.Store }
+
+func (failingDrains) RunRenewMany(context.Context, *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
+	return nil, errors.New("drain path down")
+}
+
+// TestSelfStopRecordsItsReason: drains that keep failing never fail the
+// run by themselves; the worker's durable lag reaches D_stop, it stops the
+// run itself, and — the store being reachable — records why with the
+// failed attempt, which is retried.
+func TestSelfStopRecordsItsReason(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, _ := storeKinds[0].open(t, clock.Real())
+	enq, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q", MaxAttempts: 5}}})
+	require.NoError(t, err)
+	quiet := slog.New(slog.DiscardHandler)
+	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
+	events.Start()
+	defer events.Stop()
+	w, err := scheduler.NewWorker(failingDrains{store}, events, scheduler.WorkerConfig{Queues: map[string]int{"q": 1},
+		Timing: fastTiming, Logger: quiet, Backoff: runs.Backoff{Base: time.Hour, Max: time.Hour}})
+	require.NoError(t, err)
+	stopped := make(chan error, 1)
+	started := time.Now()
+	w.Handle("q", func(ctx context.Context, r *scheduler.Run) error {
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return ctx.Err()
+	})
+	require.NoError(t, w.Start(ctx))
+	defer w.Stop(ctx)
+	var cause error
+	select {
+	case cause = <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no self-stop")
+	}
+	elapsed := time.Since(started)
+	var le *keeper.LostError
+	require.ErrorAs(t, cause, &le)
+	require.True(t, le.SelfStop)
+	require.GreaterOrEqual(t, elapsed, fastTiming.Stop, "not before D_stop")
+	require.Eventually(t, func() bool {
+		r, err := store.RunGet(ctx, &driver.RunGetParams{ID: enq[0].Run.ID})
+		return err == nil && r.State == runs.StateAvailable && strings.Contains(r.Reason, "self-stopped")
+	}, 5*time.Second, 10*time.Millisecond, "the failed attempt records the self-stop")
+	r, err := store.RunGet(ctx, &driver.RunGetParams{ID: enq[0].Run.ID})
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Attempt)
+	st := w.Keeper().Stats()
+	require.Equal(t, uint64(1), st.SelfStops)
+	require.Positive(t, st.FlushErrors, "the drains were tried, and retried")
+	require.Zero(t, st.Lost)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/doctor"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -62,9 +63,22 @@ func runDoctor(ctx context.Context, args []string, out io.Writer) error {
 	}
 	rep := doctor.Analyze(probes, t)
 	fmt.Fprint(out, rep)
-	// Neither driver exposes its pools' statistics yet; the round trip above
-	// is the store's latency as a caller sees it through the general pool.
-	fmt.Fprintln(out, "pools:      not reported by the driver (store RTT above is a StoreNow round trip)")
+	if pr, ok := d.(driver.PoolReporter); ok {
+		for i, p := range pr.PoolStats() {
+			label := "pools:     "
+			if i > 0 {
+				label = "           "
+			}
+			mean := time.Duration(0)
+			if p.Acquires > 0 {
+				mean = p.AcquireWaitTotal / time.Duration(p.Acquires)
+			}
+			fmt.Fprintf(out, "%s %-8s %d/%d open, %d in use, %d idle; %d acquires, %d waited for a connection, %d given up, mean acquire %s\n",
+				label, p.Name, p.Open, p.Max, p.InUse, p.Idle, p.Acquires, p.Waited, p.Cancelled, mean)
+		}
+	} else {
+		fmt.Fprintln(out, "pools:      none (SQLite: one in-process writer connection)")
+	}
 
 	if err := rep.CheckWriteBehind(t); err != nil {
 		fmt.Fprintf(out, "write-behind: REFUSED: %v\n", err)

@@ -301,3 +301,21 @@ func (d *Driver) Settings(ctx context.Context) (driver.Settings, error) {
 	}
 	return s, nil
 }
+
+var _ driver.PoolReporter = (*Driver)(nil)
+
+// PoolStats implements driver.PoolReporter: the critical pool, then the
+// general one.
+func (d *Driver) PoolStats() []driver.PoolStat {
+	var out []driver.PoolStat
+	for _, p := range []struct {
+		name string
+		pool *pgxpool.Pool
+	}{{"critical", d.critical}, {"general", d.general}} {
+		s := p.pool.Stat()
+		out = append(out, driver.PoolStat{Name: p.name, Max: s.MaxConns(), Open: s.TotalConns(), Idle: s.IdleConns(),
+			InUse: s.AcquiredConns(), Acquires: s.AcquireCount(), Waited: s.EmptyAcquireCount(),
+			Cancelled: s.CanceledAcquireCount(), AcquireWaitTotal: s.AcquireDuration()})
+	}
+	return out
+}
