@@ -360,6 +360,27 @@ func TestDrainLoopFlushesEveryTDrainAndBacksOff(t *testing.T) {
 	}
 	require.NoError(t, ctx.Err())
 	require.Equal(t, 6, b.store.callCount())
+
+	// A failing store: the retry comes after T_drain/8, then doubles,
+	// capped at T_drain — not a full period later.
+	b.store.set(func(s *store) { s.fail = errors.New("down") })
+	e.Renew()
+	b.clock.BlockUntil(2)
+	b.clock.Advance(b.t.Drain)
+	<-b.store.entered // fails
+	for _, wait := range []time.Duration{b.t.Drain / 8, b.t.Drain / 4, b.t.Drain / 2, b.t.Drain, b.t.Drain} {
+		b.clock.BlockUntil(2)
+		b.clock.Advance(wait - time.Nanosecond)
+		select {
+		case <-b.store.entered:
+			t.Fatalf("retried before %v", wait)
+		case <-time.After(20 * time.Millisecond):
+		}
+		b.clock.Advance(time.Nanosecond)
+		<-b.store.entered
+	}
+	require.NoError(t, ctx.Err(), "failed flushes alone never stop the holder")
+	require.Equal(t, uint64(6), b.k.Stats().FlushErrors)
 }
 
 func TestSaturatingArithmeticOnPastDeadlines(t *testing.T) {
