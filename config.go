@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runs"
 )
 
 // DefaultPath is the embedded SQLite store used when no DatabaseURL is given.
@@ -33,6 +34,11 @@ type Config struct {
 	// SkipMigrate skips applying migrations at Open (the schema must then
 	// be current; see Client.Migrate and `leasehold migrate`).
 	SkipMigrate bool
+	// Queues, when set, is the closed set of run queues: Enqueue and
+	// NewWorker refuse any other queue with an *UnknownQueueError
+	// (ErrUnknownQueue, ErrInvalid), so a typo cannot park runs where no
+	// worker will ever look. Empty accepts every valid queue name.
+	Queues []string
 }
 
 func (c Config) withDefaults() Config {
@@ -54,6 +60,11 @@ func (c Config) Validate() error {
 	c = c.withDefaults()
 	if c.DatabaseURL != "" && !isPostgresURL(c.DatabaseURL) {
 		return fmt.Errorf("leasehold: DatabaseURL %q is not a postgres:// or postgresql:// URL: %w", redact(c.DatabaseURL), ErrInvalid)
+	}
+	for _, q := range c.Queues {
+		if err := runs.ValidateQueue(q); err != nil {
+			return fmt.Errorf("leasehold: Queues: %w", err)
+		}
 	}
 	if err := c.WorldTiming.Validate(); err != nil {
 		return fmt.Errorf("leasehold: world timing: %w", err)

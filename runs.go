@@ -2,6 +2,10 @@ package leasehold
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/keeper"
@@ -62,8 +66,39 @@ type LostError = keeper.LostError
 // call RunHandle.ResolveEffect.
 var ErrUncertain = scheduler.ErrUncertain
 
-// Enqueue enqueues runs in one transaction, in order.
+// ErrUnknownQueue: a queue outside Config.Queues. It matches ErrInvalid too.
+var ErrUnknownQueue = errors.New("leasehold: unknown queue")
+
+// UnknownQueueError names the queue and the known ones. It unwraps to
+// ErrUnknownQueue and ErrInvalid.
+type UnknownQueueError struct {
+	Queue string
+	Known []string
+}
+
+func (e *UnknownQueueError) Error() string {
+	return fmt.Sprintf("leasehold: unknown queue %q (Config.Queues: %s)", e.Queue, strings.Join(e.Known, ", "))
+}
+
+// Unwrap returns ErrUnknownQueue and ErrInvalid.
+func (e *UnknownQueueError) Unwrap() []error { return []error{ErrUnknownQueue, ErrInvalid} }
+
+// checkQueue refuses a queue outside Config.Queues (when set).
+func (c *Client) checkQueue(q string) error {
+	if len(c.cfg.Queues) == 0 || slices.Contains(c.cfg.Queues, q) {
+		return nil
+	}
+	return &UnknownQueueError{Queue: q, Known: c.cfg.Queues}
+}
+
+// Enqueue enqueues runs in one transaction, in order. With Config.Queues
+// set, a run for any other queue refuses the whole batch, nothing written.
 func (c *Client) Enqueue(ctx context.Context, rs ...Enqueue) ([]Enqueued, error) {
+	for i := range rs {
+		if err := c.checkQueue(rs[i].Queue); err != nil {
+			return nil, fmt.Errorf("run %d of the batch: %w", i, err)
+		}
+	}
 	return c.d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: rs})
 }
 
@@ -88,6 +123,11 @@ func (c *Client) Unblock(ctx context.Context, id int64) (*Run, error) {
 // Register handlers with Handle, then Start; Stop waits for running
 // handlers up to its context's deadline.
 func (c *Client) NewWorker(cfg WorkerConfig) (*Worker, error) {
+	for q := range cfg.Queues {
+		if err := c.checkQueue(q); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = c.cfg.Clock
 	}

@@ -1,0 +1,43 @@
+package leasehold_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold"
+)
+
+// TestUnknownQueueIsRefusedAndChangesNothing: with Config.Queues set, an
+// enqueue naming any other queue is refused with a typed error, and the
+// whole batch is left unwritten; a worker for an unknown queue is refused
+// too.
+func TestUnknownQueueIsRefusedAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, err := leasehold.Open(ctx, leasehold.Config{Path: filepath.Join(t.TempDir(), "lh.db"), Queues: []string{"emails", "billing"}})
+	require.NoError(t, err)
+	defer c.Close()
+
+	_, err = c.Enqueue(ctx, leasehold.Enqueue{Queue: "emails"}, leasehold.Enqueue{Queue: "emials"})
+	require.ErrorIs(t, err, leasehold.ErrUnknownQueue)
+	require.ErrorIs(t, err, leasehold.ErrInvalid)
+	var uq *leasehold.UnknownQueueError
+	require.ErrorAs(t, err, &uq)
+	require.Equal(t, "emials", uq.Queue)
+	require.ErrorContains(t, err, `run 1 of the batch: leasehold: unknown queue "emials" (Config.Queues: emails, billing)`)
+	_, err = c.Run(ctx, 1)
+	require.ErrorIs(t, err, leasehold.ErrNotFound, "the batch's known run was not written either")
+
+	_, err = c.NewWorker(leasehold.WorkerConfig{Queues: map[string]int{"billing": 1, "bill": 1}})
+	require.ErrorIs(t, err, leasehold.ErrUnknownQueue)
+
+	out, err := c.Enqueue(ctx, leasehold.Enqueue{Queue: "billing"})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), out[0].Run.ID)
+
+	_, err = leasehold.Open(ctx, leasehold.Config{Path: filepath.Join(t.TempDir(), "x.db"), Queues: []string{"ok", "not a queue!"}})
+	require.ErrorIs(t, err, leasehold.ErrInvalid, "a bad name in Config.Queues is refused at Open")
+}
