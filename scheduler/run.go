@@ -100,8 +100,9 @@ func (r *Run) Gate(ctx context.Context, maxDur time.Duration) error {
 //
 // The gate comes before the intent: a refusal then leaves nothing behind,
 // where a refusal after it would leave an intent that was never acted on
-// and that the next holder would have to treat as uncertain. The margin
-// covers the intent's round trip between the gate and fn.
+// and that the next holder would have to treat as uncertain. It is asked
+// again after the intent, immediately before fn, since the intent's round
+// trip may outlast the margin (a gap found while writing the simulator).
 func (r *Run) Effect(ctx context.Context, key string, maxDur time.Duration,
 	fn func(ctx context.Context, tok EffectToken) ([]byte, error)) ([]byte, error) {
 	if err := r.timing.CheckEffect(maxDur); err != nil {
@@ -119,6 +120,14 @@ func (r *Run) Effect(ctx context.Context, key string, maxDur time.Duration,
 		return eff.Result, nil
 	case driver.EffectUncertain:
 		return nil, &UncertainEffectError{RunID: r.ID, Key: key, IntentFence: eff.Fence}
+	}
+	// The gate again, at the last moment: the intent's round trip may have
+	// taken longer than the margin allows for (a slow or stalled store),
+	// and the gate's promise holds only from its own check. A refusal here
+	// leaves the intent without a commit — uncertain for the next holder,
+	// which is safe: the effect was not started.
+	if err := r.Gate(ctx, maxDur); err != nil {
+		return nil, fmt.Errorf("effect %q of run %d, after its intent: %w", key, r.ID, err)
 	}
 	fctx, cancel := context.WithTimeout(mergeDone(ctx, r.ctx), maxDur)
 	defer cancel()

@@ -1,0 +1,21 @@
+//go:build !simbugs
+
+package bugs
+
+// The planted bugs, all off and constant in a normal build.
+const (
+	// SkipCompleteFence: RunComplete drops `AND fence = $f` (SQLite driver).
+	SkipCompleteFence = false
+	// SkipGate: the side-effect gate always passes (keeper.Entry.Gate).
+	SkipGate = false
+	// DrainRevives: the drain keeps flushing entries it gave up and the
+	// store's renewal drops `expires_at > now` (keeper.DrainOnce, SQLite
+	// RunRenewMany), so an expired or lost lease can be renewed again.
+	DrainRevives = false
+	// RunwayFromAnswer: a confirmed renewal counts runway from the
+	// answer's arrival instead of the send (keeper).
+	RunwayFromAnswer = false
+)
+
+// Enabled reports whether bug switches can be set (a -tags simbugs build).
+const Enabled = false

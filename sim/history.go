@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/leasehold/leasehold/runs"
+)
+
+// The run state transitions the workers (and the reclaimer) made, as a
+// porcupine history: each operation's interval runs from the client's send
+// to the client's receipt of the answer (or to the end of time, when the
+// answer was lost: the outcome may have taken effect at any point after
+// the send). Outputs are the store's answers. porcupine then checks that
+// some sequential order of them, within their intervals, is allowed by the
+// sequential model of one fenced run below — the fencing rules stated
+// once, independently of the SQL.
+
+type opKind int
+
+const (
+	opClaim opKind = iota
+	opComplete
+	opFail
+	opReclaim
+)
+
+func (k opKind) String() string {
+	return [...]string{"claim", "complete", "fail", "reclaim"}[k]
+}
+
+type runInput struct {
+	run   int64
+	kind  opKind
+	fence int64 // complete, fail: the writer's fence
+}
+
+type runOutput struct {
+	ok    bool
+	fence int64      // claim, reclaim: the fence after
+	state runs.State // fail, reclaim: the state after
+}
+
+type runState struct {
+	state runs.State
+	fence int64
+}
+
+// runModel is the sequential specification of one run's lease.
+var runModel = porcupine.Model{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		by := map[int64][]porcupine.Operation{}
+		var order []int64
+		for _, op := range h {
+			id := op.Input.(runInput).run
+			if _, ok := by[id]; !ok {
+				order = append(order, id)
+			}
+			by[id] = append(by[id], op)
+		}
+		out := make([][]porcupine.Operation, 0, len(order))
+		for _, id := range order {
+			out = append(out, by[id])
+		}
+		return out
+	},
+	Init: func() any { return runState{state: runs.StateAvailable} },
+	Step: func(st, in, out any) (bool, any) {
+		s, i, o := st.(runState), in.(runInput), out.(runOutput)
+		held := s.state == runs.StateRunning && s.fence == i.fence
+		switch i.kind {
+		case opClaim: // fence+1, from available only
+			if s.state == runs.StateAvailable && o.fence == s.fence+1 {
+				return true, runState{state: runs.StateRunning, fence: o.fence}
+			}
+		case opReclaim: // an expired running lease: fence+1
+			if s.state == runs.StateRunning && o.fence == s.fence+1 && (o.state == runs.StateAvailable || o.state == runs.StateFailed) {
+				return true, runState{state: o.state, fence: o.fence}
+			}
+		case opComplete: // accepted only under the current fence while running
+			if o.ok && held {
+				return true, runState{state: runs.StateCompleted, fence: s.fence}
+			}
+			if !o.ok && !held {
+				return true, s
+			}
+		case opFail:
+			if o.ok && held && (o.state == runs.StateAvailable || o.state == runs.StateFailed) {
+				return true, runState{state: o.state, fence: s.fence}
+			}
+			if !o.ok && !held {
+				return true, s
+			}
+		}
+		return false, s
+	},
+	DescribeOperation: func(in, out any) string {
+		i, o := in.(runInput), out.(runOutput)
+		return fmt.Sprintf("run %d %s(fence %d) -> ok=%v fence=%d %s", i.run, i.kind, i.fence, o.ok, o.fence, o.state)
+	},
+	DescribeState: func(st any) string {
+		s := st.(runState)
+		return fmt.Sprintf("%s/%d", s.state, s.fence)
+	},
+}
+
+// history collects the operations.
+type history struct {
+	l   *loop
+	ops []*porcupine.Operation
+}
+
+// begin opens an operation sent now by client; it is recorded only if
+// the store applied it (applied sets its output).
+func (h *history) begin(client int, in runInput) *porcupine.Operation {
+	return &porcupine.Operation{ClientId: client, Input: in, Call: int64(h.l.now), Return: math.MaxInt64}
+}
+
+// applied records the store's answer to op.
+func (h *history) applied(op *porcupine.Operation, out runOutput) {
+	op.Output = out
+	h.ops = append(h.ops, op)
+}
+
+// answered records that the client received the answer now.
+func (h *history) answered(op *porcupine.Operation, received bool) {
+	if received && op.Output != nil {
+		op.Return = int64(h.l.now)
+	}
+}
+
+// check runs porcupine over the history.
+func (h *history) check(timeout time.Duration) (porcupine.CheckResult, string) {
+	ops := make([]porcupine.Operation, len(h.ops))
+	for i, op := range h.ops {
+		ops[i] = *op
+	}
+	res, _ := porcupine.CheckOperationsVerbose(runModel, ops, timeout)
+	return res, fmt.Sprintf("%d operations", len(ops))
+}

@@ -1,0 +1,81 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// errTimeout: the caller gave up waiting; the call may or may not have
+// been applied at the store (a lost reply looks the same as a lost
+// request).
+var errTimeout = errors.New("sim: call timed out: outcome unknown")
+
+// errStoreFault: the store answered with an error and applied nothing.
+var errStoreFault = errors.New("sim: store error (nothing applied)")
+
+// call sends op to the store from thread t of process p and waits for the
+// answer or timeout, whichever comes first. op runs at the store when the
+// request arrives, on the loop, with the store clock at that instant. The
+// request and the reply may each be delayed, lost (also by a partition of
+// p at send or at reply time), or answered with a store error.
+func (p *proc) call(t *thread, name string, timeout time.Duration, op func() error) error {
+	l := p.s.loop
+	k := p.s.knobs
+	faulty := p.s.faulty()
+	lostReq := p.partitioned() || (faulty && l.rng.Float64() < k.LossRate)
+	storeErr := faulty && l.rng.Float64() < k.ErrRate
+	lostReply := faulty && l.rng.Float64() < k.LossRate
+	reqLat, respLat := k.latency(l.rng), k.latency(l.rng)
+	if !faulty {
+		reqLat, respLat = k.LatencyMin, k.LatencyMin
+	}
+	sent := l.now
+	t.sentAt = sent
+	var res error
+	replied := false
+	seq := t.prepare()
+	if !lostReq {
+		l.at(sent+reqLat, func() {
+			var err error
+			if storeErr {
+				err = errStoreFault
+			} else {
+				err = op()
+			}
+			if lostReply || p.partitioned() {
+				p.noteFault()
+				return
+			}
+			l.at(l.now+respLat, func() {
+				if p.partitioned() {
+					return
+				}
+				if t.waitSeq == seq && t.parked {
+					res, replied = err, true
+				}
+				l.resume(t, seq)
+			})
+		})
+	}
+	l.at(sent+timeout, func() { l.resume(t, seq) })
+	t.park()
+	if rtt := l.now - sent; !replied || res == errStoreFault || rtt > p.s.healthyRTT {
+		p.noteFault()
+	}
+	if !replied {
+		return errTimeout
+	}
+	return res
+}
+
+// flushTimeout turns a keeper's flush context into a virtual timeout: its
+// deadline was set on the real clock a moment ago, so what is left of it
+// is the virtual time the keeper meant to wait.
+func (p *proc) flushTimeout(ctx context.Context) time.Duration {
+	to := p.s.knobs.CallTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		to = min(to, max(time.Until(dl), 0))
+	}
+	return to
+}

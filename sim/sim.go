@@ -1,0 +1,248 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// Options of one simulation.
+type Options struct {
+	// Dir holds the per-seed SQLite file. Defaults to os.TempDir(); a
+	// tmpfs (/dev/shm) makes a seed several times faster.
+	Dir string
+	// Knobs, if set, replaces the seed's knobs (after drawing them, so
+	// the seed's schedule stays its own).
+	Knobs func(*Knobs)
+}
+
+// Result is one seed's outcome.
+type Result struct {
+	Seed       uint64
+	Knobs      Knobs
+	Violations []Violation
+	Trace      []string // the last lines before the first violation (or the end)
+	Virtual    time.Duration
+	Steps      int
+	// Figures.
+	Completed, Failed, Invocations, RefusedByWitness, Uncertain, Reclaims, Crashes, Partitions, Events int
+	MaxStrand                                                                                          time.Duration
+	History                                                                                            string
+}
+
+// OK reports whether no invariant was broken.
+func (r *Result) OK() bool { return len(r.Violations) == 0 }
+
+// Sim is one simulation.
+type Sim struct {
+	seed         uint64
+	loop         *loop
+	knobs        Knobs
+	store        *sqlite.Driver
+	storeClock   *simClock
+	procs        []*proc
+	oracle       *oracle
+	witness      *witness
+	history      *history
+	fetchEvery   time.Duration
+	healthyRTT   time.Duration
+	faultsEnd    time.Duration
+	crashes      int
+	partitions   int
+	storeThreads []*thread
+}
+
+func (s *Sim) faulty() bool { return s.loop.now < s.faultsEnd }
+
+func (s *Sim) procByOwner(owner string) *proc {
+	id, _, ok := strings.Cut(strings.TrimPrefix(owner, "w"), ".")
+	if !ok {
+		return nil
+	}
+	n, err := strconv.Atoi(id)
+	if err != nil || n < 0 || n >= len(s.procs) {
+		return nil
+	}
+	return s.procs[n]
+}
+
+// Run simulates one seed.
+func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
+	l := newLoop(seed)
+	k := drawKnobs(l.rng)
+	if opts.Knobs != nil {
+		opts.Knobs(&k)
+	}
+	s := &Sim{seed: seed, loop: l, knobs: k, history: &history{l: l},
+		witness:    &witness{highest: map[effectKey]int64{}, calls: map[effectKey]int{}, last: map[effectKey]time.Duration{}},
+		fetchEvery: max(k.Timing.Poll/2, 50*time.Millisecond), faultsEnd: k.FaultPhase}
+	s.oracle = &oracle{s: s, uncertain: map[effectKey]time.Duration{}, dead: map[string]map[int64]time.Time{}}
+	// A round trip this slow or slower counts as a fault: upkeep may lag.
+	s.healthyRTT = max((k.Timing.Stop-k.Timing.Renew-k.Timing.Drain)/4, 2*k.LatencyMax)
+	s.storeClock = &simClock{l: l, drift: (l.rng.Float64()*2 - 1) * k.Drift, step: k.StoreStep,
+		stepAt: time.Duration(l.rng.Int64N(int64(k.FaultPhase) + 1))}
+
+	dir := opts.Dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	tmp, err := os.MkdirTemp(dir, "leasehold-sim-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(tmp, "sim.db"), Clock: s.storeClock, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	if _, err := store.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	s.store = store
+	es := make([]runs.Enqueue, k.Runs)
+	for i := range es {
+		es[i] = runs.Enqueue{Queue: "q", MaxAttempts: 1000}
+	}
+	if _, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: es}); err != nil {
+		return nil, err
+	}
+
+	for i := range k.Workers {
+		p := &proc{s: s, id: i, clock: &simClock{l: l, offset: time.Duration(l.rng.Int64N(int64(time.Hour))) - 30*time.Minute,
+			drift: (l.rng.Float64()*2 - 1) * k.Drift}}
+		s.procs = append(s.procs, p)
+		p.start()
+	}
+	s.storeThreads = append(s.storeThreads, l.spawn(nil, "reclaimer", s.reclaimLoop))
+	s.scheduleFaults()
+
+	// Faults, then calm until every run is final or the calm phase ends.
+	l.runUntil(k.FaultPhase, func() bool { return len(s.oracle.violations) > 0 })
+	for _, p := range s.procs {
+		p.partUntil = 0
+		if !p.up {
+			p.start()
+		}
+	}
+	end := k.FaultPhase + k.CalmMax
+	l.runUntil(end, func() bool { return len(s.oracle.violations) > 0 || s.allFinal() })
+	if len(s.oracle.violations) == 0 {
+		s.oracle.final()
+		res, desc := s.history.check(10 * time.Second)
+		if res == "Illegal" {
+			s.oracle.fail(InvLinearized, "the run transitions observed (%s) are not linearizable against the fenced-run model", desc)
+		}
+	}
+	var all []*thread
+	for _, p := range s.procs {
+		all = append(all, p.threads...)
+	}
+	all = append(all, s.storeThreads...)
+	l.killAll(all)
+
+	r := &Result{Seed: seed, Knobs: k, Violations: s.oracle.violations, Trace: l.trace.all(), Virtual: l.now, Steps: l.steps,
+		Invocations: s.oracle.invocations, RefusedByWitness: s.oracle.refusedByWitness, Uncertain: s.oracle.uncertainReports,
+		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Events: len(s.oracle.acked)}
+	for _, d := range s.oracle.strands {
+		r.MaxStrand = max(r.MaxStrand, d)
+	}
+	for id := int64(1); id <= int64(k.Runs); id++ {
+		switch s.oracle.row(id).State {
+		case runs.StateCompleted:
+			r.Completed++
+		case runs.StateFailed:
+			r.Failed++
+		}
+	}
+	return r, nil
+}
+
+// allFinal reports whether every run is completed or failed.
+func (s *Sim) allFinal() bool {
+	for id := int64(1); id <= int64(s.knobs.Runs); id++ {
+		if st := s.oracle.row(id).State; st != runs.StateCompleted && st != runs.StateFailed {
+			return false
+		}
+	}
+	return true
+}
+
+// reclaimLoop is scheduler.Reclaimer at the store: every P, reclaim in
+// bounded batches until none is expired.
+func (s *Sim) reclaimLoop(t *thread) {
+	for {
+		t.sleep(s.knobs.Timing.Poll)
+		for {
+			before := map[int64]*driver.Run{}
+			for id := int64(1); id <= int64(s.knobs.Runs); id++ {
+				before[id] = s.oracle.row(id)
+			}
+			res, err := s.store.RunReclaim(context.Background(), &driver.RunReclaimParams{Limit: 2})
+			if err != nil {
+				panic(err)
+			}
+			for _, r := range res.Reclaimed {
+				s.loop.logf("reclaimer takes run %d from %s (fence %d -> %d): %s", r.ID, before[r.ID].Owner, before[r.ID].Fence, r.Fence, r.Reason)
+				op := s.history.begin(-1, runInput{run: r.ID, kind: opReclaim})
+				s.history.applied(op, runOutput{ok: true, fence: r.Fence, state: r.State})
+				s.history.answered(op, true)
+				s.oracle.reclaimed(before[r.ID], r)
+			}
+			if len(res.Reclaimed) < 2 {
+				break
+			}
+		}
+	}
+}
+
+// scheduleFaults plans the seed's crashes and partitions.
+func (s *Sim) scheduleFaults() {
+	l, k := s.loop, s.knobs
+	exp := func(mean time.Duration) time.Duration {
+		return time.Duration(l.rng.ExpFloat64() * float64(mean))
+	}
+	if k.CrashEvery > 0 {
+		for t := exp(k.CrashEvery); t < k.FaultPhase; t += exp(k.CrashEvery) {
+			p := s.procs[l.rng.IntN(len(s.procs))]
+			down := time.Duration(l.rng.Float64() * float64(k.Timing.Lease))
+			l.at(t, func() {
+				if p.up {
+					s.crashes++
+					p.crash()
+					l.at(l.now+down, func() {
+						if !p.up {
+							p.start()
+						}
+					})
+				}
+			})
+		}
+	}
+	if k.PartitionEvery > 0 {
+		for t := exp(k.PartitionEvery); t < k.FaultPhase; t += exp(k.PartitionEvery) {
+			p := s.procs[l.rng.IntN(len(s.procs))]
+			d := time.Duration(l.rng.Float64() * float64(k.PartitionMax))
+			l.at(t, func() {
+				s.partitions++
+				l.logf("%s partitioned for %v", p.owner, d.Round(time.Millisecond))
+				p.partUntil = max(p.partUntil, l.now+d)
+				p.noteFault()
+			})
+		}
+	}
+}
+
+// Replay is the command that replays seed exactly.
+func Replay(seed uint64) string {
+	return fmt.Sprintf("go run ./cmd/leasehold sim --seeds 1 --from %d --verbose", seed)
+}

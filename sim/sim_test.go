@@ -1,0 +1,60 @@
+package sim_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/sim"
+)
+
+// simDir is a tmpfs when there is one: the per-seed SQLite file's fsyncs
+// cost nothing there.
+func simDir() string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		return "/dev/shm"
+	}
+	return ""
+}
+
+func seedsFromEnv(def int) int {
+	if v, err := strconv.Atoi(os.Getenv("LEASEHOLD_SIM_SEEDS")); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestSeeds runs a fixed block of seeds; every invariant must hold on
+// each. LEASEHOLD_SIM_SEEDS changes the block's size.
+func TestSeeds(t *testing.T) {
+	n := seedsFromEnv(defaultSeeds)
+	start := time.Now()
+	var steps int
+	var virt time.Duration
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		r, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir()})
+		require.NoError(t, err, "seed %d", seed)
+		if testing.Verbose() && n <= 20 {
+			t.Logf("seed %d: %d completed, %d failed, %d invocations (%d refused by the witness), %d uncertain, %d reclaims, %d crashes, %d partitions, %d events, %d steps, %v virtual; %s",
+				seed, r.Completed, r.Failed, r.Invocations, r.RefusedByWitness, r.Uncertain, r.Reclaims, r.Crashes, r.Partitions, r.Events, r.Steps, r.Virtual.Round(time.Second), r.Knobs)
+		}
+		steps += r.Steps
+		virt += r.Virtual
+		if !r.OK() {
+			t.Fatalf("seed %d: %v\nknobs: %s\nreplay: %s\ntrace:\n%s", seed, r.Violations[0], r.Knobs, sim.Replay(seed), joinLines(r.Trace))
+		}
+	}
+	t.Logf("%d seeds, %d events, %v of virtual time, in %v", n, steps, virt.Round(time.Second), time.Since(start).Round(time.Millisecond))
+}
+
+func joinLines(ls []string) string {
+	out := ""
+	for _, l := range ls {
+		out += "  " + l + "\n"
+	}
+	return out
+}
