@@ -30,6 +30,10 @@ type Knobs struct {
 	CrashEvery     time.Duration // mean time between crashes of some worker (0: none)
 	PartitionEvery time.Duration // mean time between partitions (0: none)
 	PartitionMax   time.Duration
+	PauseEvery     time.Duration // mean time between process pauses, SIGSTOP-like (0: none)
+	PauseMax       time.Duration
+	PauseAfterCall float64       // chance that a process pauses as an answer reaches it (buggify)
+	ReclaimLagMax  time.Duration // the reclaimer may take this long past expiry (+ P); within the bound's S
 	Drift          float64       // each clock's rate error is within ±Drift
 	StoreStep      time.Duration // one forward step of the store clock (0: none)
 
@@ -68,9 +72,9 @@ func drawKnobs(r *rand.Rand) Knobs {
 
 	k.LatencyMin = time.Duration(r.IntN(5)) * time.Millisecond
 	k.LatencyMax = k.LatencyMin + time.Duration(1+r.IntN(200))*time.Millisecond
-	if r.IntN(3) == 0 {
-		k.SlowRate = 0.01 + 0.1*r.Float64()
-		k.SlowMax = time.Duration(float64(k.Timing.Lease) * (0.05 + 0.4*r.Float64()))
+	if r.IntN(2) == 0 {
+		k.SlowRate = 0.02 + 0.23*r.Float64()
+		k.SlowMax = time.Duration(float64(k.Timing.Lease) * (0.05 + 1.2*r.Float64())) // a request may land long after its caller gave up
 	}
 	if r.IntN(2) == 0 {
 		k.ErrRate = 0.05 * r.Float64()
@@ -86,6 +90,17 @@ func drawKnobs(r *rand.Rand) Knobs {
 		k.PartitionEvery = time.Duration(float64(k.Timing.Lease) * (0.5 + 3*r.Float64()))
 		k.PartitionMax = time.Duration(float64(k.Timing.Lease) * (0.1 + 1.5*r.Float64()))
 	}
+	if r.IntN(2) == 0 {
+		k.PauseEvery = time.Duration(float64(k.Timing.Lease) * (0.5 + 3*r.Float64()))
+		k.PauseMax = time.Duration(float64(k.Timing.Lease) * (0.2 + 1.5*r.Float64()))
+	}
+	if r.IntN(2) == 0 {
+		k.PauseAfterCall = 0.005 + 0.055*r.Float64()
+		if k.PauseMax == 0 {
+			k.PauseMax = time.Duration(float64(k.Timing.Lease) * (0.2 + 1.5*r.Float64()))
+		}
+	}
+	k.ReclaimLagMax = time.Duration(float64(k.Timing.Skew) / 2 * r.Float64())
 	// Clock error within one term stays within S/2: drift both ways plus a
 	// step.
 	budget := float64(k.Timing.Skew) / 2
@@ -100,10 +115,10 @@ func drawKnobs(r *rand.Rand) Knobs {
 
 func (k Knobs) String() string {
 	t := k.Timing
-	return fmt.Sprintf("mode %s, %d workers, %d runs x %d effects x %d events; lease %v renew %v drain %v stop %v skew %v poll %v; latency %v-%v, slow %.2f up to %v, err %.3f, loss %.3f, timeout %v; crash every %v, partition every %v up to %v; drift %.1e, store step %v; faults for %v",
+	return fmt.Sprintf("mode %s, %d workers, %d runs x %d effects x %d events; lease %v renew %v drain %v stop %v skew %v poll %v; latency %v-%v, slow %.2f up to %v, err %.3f, loss %.3f, timeout %v; crash every %v, partition every %v up to %v, pause every %v up to %v (after a call %.3f), reclaim lag up to %v; drift %.1e, store step %v; faults for %v",
 		k.Mode, k.Workers, k.Runs, k.Effects, k.Events, r(t.Lease), r(t.Renew), r(t.Drain), r(t.Stop), r(t.Skew), r(t.Poll),
 		k.LatencyMin, k.LatencyMax, k.SlowRate, r(k.SlowMax), k.ErrRate, k.LossRate, r(k.CallTimeout),
-		r(k.CrashEvery), r(k.PartitionEvery), r(k.PartitionMax), k.Drift, r(k.StoreStep), r(k.FaultPhase))
+		r(k.CrashEvery), r(k.PartitionEvery), r(k.PartitionMax), r(k.PauseEvery), r(k.PauseMax), k.PauseAfterCall, r(k.ReclaimLagMax), k.Drift, r(k.StoreStep), r(k.FaultPhase))
 }
 
 func r(d time.Duration) time.Duration { return d.Round(time.Millisecond) }

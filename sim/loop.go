@@ -131,7 +131,10 @@ func (l *loop) resume(t *thread, seq uint64) {
 		return
 	}
 	if p := t.p; p != nil && !l.over && t.gen == p.gen && p.pausedUntil > l.now {
-		l.at(p.pausedUntil, func() { l.resume(t, seq) })
+		// After a pause a process's threads run again in no set order,
+		// as goroutines do after SIGCONT: each within a few ms.
+		jitter := time.Duration(l.rng.Int64N(int64(5 * time.Millisecond)))
+		l.at(p.pausedUntil+jitter, func() { l.resume(t, seq) })
 		return
 	}
 	t.parked = false

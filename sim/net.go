@@ -53,6 +53,12 @@ func (p *proc) call(t *thread, name string, timeout time.Duration, op func() err
 				}
 				if t.waitSeq == seq && t.parked {
 					res, replied = err, true
+					// Buggify: the process stops just as the answer
+					// arrives (a GC pause, SIGSTOP, a descheduled VM),
+					// before it can act on it.
+					if faulty && k.PauseAfterCall > 0 && l.rng.Float64() < k.PauseAfterCall {
+						p.pause("as the answer to " + name + " arrives")
+					}
 				}
 				l.resume(t, seq)
 			})
@@ -72,10 +78,12 @@ func (p *proc) call(t *thread, name string, timeout time.Duration, op func() err
 // flushTimeout turns a keeper's flush context into a virtual timeout: its
 // deadline was set on the real clock a moment ago, so what is left of it
 // is the virtual time the keeper meant to wait.
+//
+// The keeper bounds a drain by D_stop and a gate's flush by the runway
+// left; the simulator waits exactly that long, as the real flush would.
 func (p *proc) flushTimeout(ctx context.Context) time.Duration {
-	to := p.s.knobs.CallTimeout
 	if dl, ok := ctx.Deadline(); ok {
-		to = min(to, max(time.Until(dl), 0))
+		return max(time.Until(dl), 0)
 	}
-	return to
+	return p.s.knobs.CallTimeout
 }

@@ -66,6 +66,7 @@ type oracle struct {
 	dead map[string]map[int64]time.Time
 	// Figures.
 	invocations, refusedByWitness, uncertainReports, reclaims, maxStrand int
+	lateRenewals                                                         int
 	strands                                                              []time.Duration
 }
 
@@ -98,9 +99,13 @@ func (o *oracle) fencedWrite(p *proc, op string, id, fence int64, err error) {
 // beforeRenew reads the leases a renewal is about to touch.
 func (o *oracle) beforeRenew(refs []driver.RunLeaseRef) map[int64]*driver.Run {
 	out := make(map[int64]*driver.Run, len(refs))
+	now := o.s.storeClock.Now()
 	for _, r := range refs {
 		if row, err := o.s.store.RunGet(context.Background(), &driver.RunGetParams{ID: r.ID}); err == nil {
 			out[r.ID] = row
+			if row.State == runs.StateRunning && row.Fence == r.Fence && !row.ExpiresAt.After(now) {
+				o.lateRenewals++ // the store must refuse it: an expired lease, not yet reclaimed
+			}
 		}
 	}
 	return out

@@ -41,7 +41,35 @@ func (p *proc) partitioned() bool { return p.partUntil > p.s.loop.now }
 // noteFault records that this process could not count on the store just
 // now: "no live holder is reclaimed" is only claimed for holders that had
 // none for a whole term.
-func (p *proc) noteFault() { p.lastFault = p.s.loop.now }
+func (p *proc) noteFault() { p.lastFault = max(p.lastFault, p.s.loop.now) }
+
+// pause stops every thread of p for a while (SIGSTOP, a long GC, a
+// descheduled VM). Half the pauses are aimed at the edge that matters: they
+// end just after the earliest lease p holds expires on the store clock,
+// within the reclaimer's poll, when the lease is expired but not yet
+// reclaimed — where a renewal must be refused and no effect may start.
+func (p *proc) pause(why string) {
+	s, l := p.s, p.s.loop
+	d := time.Duration(l.rng.Float64() * float64(s.knobs.PauseMax))
+	if l.rng.IntN(2) == 0 {
+		now := s.storeClock.Now()
+		earliest := time.Duration(-1)
+		for id := range p.held {
+			if r := s.oracle.row(id); r.State == runs.StateRunning && r.Owner == p.owner {
+				if left := r.ExpiresAt.Sub(now); earliest < 0 || left < earliest {
+					earliest = left
+				}
+			}
+		}
+		if earliest >= 0 {
+			d = earliest + time.Duration(l.rng.Int64N(int64(s.knobs.Timing.Poll+s.knobs.ReclaimLagMax)+1))
+		}
+	}
+	s.pauses++
+	l.logf("%s paused for %v %s", p.owner, d.Round(time.Millisecond), why)
+	p.pausedUntil = max(p.pausedUntil, l.now+d)
+	p.lastFault = max(p.lastFault, p.pausedUntil)
+}
 
 // start begins a new generation: a fresh owner, keeper and threads.
 func (p *proc) start() {
@@ -239,9 +267,14 @@ func (h *holding) work(t *thread) {
 		delete(p.held, h.run.ID)
 		p.k.Release(h.e)
 	}()
+	// As scheduler.Worker.work: a handler that returned nil is completed
+	// (fenced); one that failed while its context was cancelled fails with
+	// the keeper's cause.
 	err := h.effects(t)
-	if err == nil && h.ctx.Err() != nil {
-		err = context.Cause(h.ctx)
+	if err != nil && h.ctx.Err() != nil {
+		if cause := context.Cause(h.ctx); cause != nil {
+			err = cause
+		}
 	}
 	id, fence := h.run.ID, h.run.Fence
 	if err == nil {

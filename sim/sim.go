@@ -23,6 +23,8 @@ type Options struct {
 	// Knobs, if set, replaces the seed's knobs (after drawing them, so
 	// the seed's schedule stays its own).
 	Knobs func(*Knobs)
+	// Verbose keeps the whole trace, not only its last lines.
+	Verbose bool
 }
 
 // Result is one seed's outcome.
@@ -34,9 +36,12 @@ type Result struct {
 	Virtual    time.Duration
 	Steps      int
 	// Figures.
-	Completed, Failed, Invocations, RefusedByWitness, Uncertain, Reclaims, Crashes, Partitions, Events int
-	MaxStrand                                                                                          time.Duration
-	History                                                                                            string
+	Completed, Failed, Invocations, RefusedByWitness, Uncertain, Reclaims, Crashes, Partitions, Pauses, Events int
+	// LateRenewals counts renewals that reached the store for a lease
+	// already expired but not yet reclaimed (the store must refuse them).
+	LateRenewals int
+	MaxStrand    time.Duration
+	History      string
 }
 
 // OK reports whether no invariant was broken.
@@ -58,6 +63,7 @@ type Sim struct {
 	faultsEnd    time.Duration
 	crashes      int
 	partitions   int
+	pauses       int
 	storeThreads []*thread
 }
 
@@ -78,6 +84,9 @@ func (s *Sim) procByOwner(owner string) *proc {
 // Run simulates one seed.
 func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	l := newLoop(seed)
+	if opts.Verbose {
+		l.trace = newRing(200000)
+	}
 	k := drawKnobs(l.rng)
 	if opts.Knobs != nil {
 		opts.Knobs(&k)
@@ -130,6 +139,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	l.runUntil(k.FaultPhase, func() bool { return len(s.oracle.violations) > 0 })
 	for _, p := range s.procs {
 		p.partUntil = 0
+		p.pausedUntil = min(p.pausedUntil, l.now)
 		if !p.up {
 			p.start()
 		}
@@ -152,7 +162,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 
 	r := &Result{Seed: seed, Knobs: k, Violations: s.oracle.violations, Trace: l.trace.all(), Virtual: l.now, Steps: l.steps,
 		Invocations: s.oracle.invocations, RefusedByWitness: s.oracle.refusedByWitness, Uncertain: s.oracle.uncertainReports,
-		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Events: len(s.oracle.acked)}
+		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Pauses: s.pauses, LateRenewals: s.oracle.lateRenewals, Events: len(s.oracle.acked)}
 	for _, d := range s.oracle.strands {
 		r.MaxStrand = max(r.MaxStrand, d)
 	}
@@ -182,6 +192,11 @@ func (s *Sim) allFinal() bool {
 func (s *Sim) reclaimLoop(t *thread) {
 	for {
 		t.sleep(s.knobs.Timing.Poll)
+		// A reclaimer may run late (a slow replica): up to ReclaimLagMax
+		// past the oldest expiry, within the recovery bound's S.
+		if lag := time.Duration(s.loop.rng.Int64N(int64(s.knobs.ReclaimLagMax) + 1)); !s.expiredFor(lag) {
+			continue
+		}
 		for {
 			before := map[int64]*driver.Run{}
 			for id := int64(1); id <= int64(s.knobs.Runs); id++ {
@@ -205,6 +220,18 @@ func (s *Sim) reclaimLoop(t *thread) {
 	}
 }
 
+// expiredFor reports whether some running run has been expired on the
+// store clock for at least d.
+func (s *Sim) expiredFor(d time.Duration) bool {
+	now := s.storeClock.Now()
+	for id := int64(1); id <= int64(s.knobs.Runs); id++ {
+		if r := s.oracle.row(id); r.State == runs.StateRunning && !now.Before(r.ExpiresAt.Add(d)) {
+			return true
+		}
+	}
+	return false
+}
+
 // scheduleFaults plans the seed's crashes and partitions.
 func (s *Sim) scheduleFaults() {
 	l, k := s.loop, s.knobs
@@ -224,6 +251,16 @@ func (s *Sim) scheduleFaults() {
 							p.start()
 						}
 					})
+				}
+			})
+		}
+	}
+	if k.PauseEvery > 0 {
+		for t := exp(k.PauseEvery); t < k.FaultPhase; t += exp(k.PauseEvery) {
+			p := s.procs[l.rng.IntN(len(s.procs))]
+			l.at(t, func() {
+				if p.up {
+					p.pause("")
 				}
 			})
 		}

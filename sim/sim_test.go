@@ -33,7 +33,7 @@ func seedsFromEnv(def int) int {
 func TestSeeds(t *testing.T) {
 	n := seedsFromEnv(defaultSeeds)
 	start := time.Now()
-	var steps int
+	var steps, late int
 	var virt time.Duration
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		r, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir()})
@@ -43,12 +43,13 @@ func TestSeeds(t *testing.T) {
 				seed, r.Completed, r.Failed, r.Invocations, r.RefusedByWitness, r.Uncertain, r.Reclaims, r.Crashes, r.Partitions, r.Events, r.Steps, r.Virtual.Round(time.Second), r.Knobs)
 		}
 		steps += r.Steps
+		late += r.LateRenewals
 		virt += r.Virtual
 		if !r.OK() {
 			t.Fatalf("seed %d: %v\nknobs: %s\nreplay: %s\ntrace:\n%s", seed, r.Violations[0], r.Knobs, sim.Replay(seed), joinLines(r.Trace))
 		}
 	}
-	t.Logf("%d seeds, %d events, %v of virtual time, in %v", n, steps, virt.Round(time.Second), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d seeds, %d events, %v of virtual time, in %v; %d renewals reached the store after their lease expired (refused)", n, steps, virt.Round(time.Second), time.Since(start).Round(time.Millisecond), late)
 }
 
 func joinLines(ls []string) string {
