@@ -32,6 +32,7 @@ var commands = []command{
 	{"import", "create a world from a verified JSONL export", runImport},
 	{"sweep", "revoke expired leases and grant each world's home the next epoch", runSweep},
 	{"doctor", "sample the store clock (offset, rate error, steps, latency) and judge whether write-behind is safe", runDoctor},
+	{"sim", "deterministic simulation: `sim --seeds N --from S` checks the safety invariants under seeded faults", runSim},
 	{"bench", "benchmarks: `bench journal` (appends beside the raw fsync rate), `bench runs` (runs/s, events) — see docs/BENCHMARKS.md", runBench},
 }
 
