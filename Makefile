@@ -24,12 +24,36 @@ test-race:
 test-load:
 	$(GO) test -count=1 -run 'TestManyRunsAcrossFourWorkers' -v ./scheduler
 
+## sim: many simulator seeds (SEEDS, from FROM; default 5000 from 1), all cores
+SEEDS ?= 5000
+FROM ?= 1
+.PHONY: sim
+sim:
+	$(GO) run ./cmd/leasehold sim --seeds $(SEEDS) --from $(FROM)
+
+## sim-ci: the fixed simulator block CI runs: 500 seeds without -race, and each planted bug caught within 1,000 seeds
+.PHONY: sim-ci
+sim-ci:
+	$(GO) test -count=1 -run '^TestSeeds$$' -v ./sim
+	$(GO) test -tags simbugs -count=1 -run '^TestPlantedBugsAreCaught$$' -v ./sim
+
+## model: check the Promela model of the lease protocol with spin (and that each planted bug yields a counterexample)
+.PHONY: model
+model:
+	$(GO) test -count=1 -v ./model
+
+## test-faults: the real-fault scenarios with worker processes on Postgres (part of test and test-race too)
+.PHONY: test-faults
+test-faults:
+	$(GO) test -race -count=1 -v ./internal/pgcluster ./internal/faulttest
+
 ## lint: gofmt check and go vet
 .PHONY: lint
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags simbugs ./sim ./keeper ./driver/sqlite
 
 ## bench: Go benchmarks (ReportAllocs) and the side-by-side `leasehold bench journal`
 .PHONY: bench
