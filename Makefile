@@ -66,10 +66,8 @@ bench:
 demo:
 	$(GO) run ./cmd/leasehold demo
 
-## fuzz: run each fuzz target for FUZZTIME (default 30s)
+## fuzz: run every fuzz target (found with go test -list) for FUZZTIME each (default 30s); scripts/fuzz.sh
 FUZZTIME ?= 30s
 .PHONY: fuzz
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzJSONLReader$$' -fuzztime $(FUZZTIME) ./journal
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalizePayload$$' -fuzztime $(FUZZTIME) ./journal
-	$(GO) test -run '^$$' -fuzz '^FuzzSaturating$$' -fuzztime $(FUZZTIME) ./lease
+	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh

@@ -77,11 +77,30 @@ func isPostgresURL(u string) bool {
 }
 
 // redact drops a password from a URL for error messages.
+//
+// It keeps the scheme, host and path and drops the userinfo, which ends at
+// the last "@" of the authority (as net/url and pgx read it, so an "@"
+// inside a password cannot leak the rest of it). Anything that is not a
+// URL (a key=value connection string may carry password=…) is not shown.
 func redact(u string) string {
-	if i := strings.Index(u, "@"); i > 0 {
-		if j := strings.Index(u, "://"); j > 0 && j < i {
-			return u[:j+3] + "…" + u[i:]
-		}
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "(not a URL; not shown, it may hold a password)"
 	}
-	return u
+	authority, path := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, path = rest[:i], rest[i:]
+	}
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		return scheme + "://…@" + authority[i+1:] + redactQuery(path)
+	}
+	return scheme + "://" + authority + redactQuery(path)
+}
+
+// redactQuery drops a query string, which may carry password=….
+func redactQuery(path string) string {
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		return path[:i] + "?…"
+	}
+	return path
 }

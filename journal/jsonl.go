@@ -29,11 +29,29 @@ type jsonlEntry struct {
 	Kind      *string          `json:"kind"`
 	Holder    *string          `json:"holder"`
 	Key       *string          `json:"key"`
-	Payload   *json.RawMessage `json:"payload"`
+	Payload   presentRaw       `json:"payload"`
 	StoreTime *string          `json:"store_time"`
 	PrevHash  *string          `json:"prev_hash"`
 	Hash      *string          `json:"hash"`
 	Signature *string          `json:"signature"`
+}
+
+// presentRaw is a JSON value that remembers being present: a payload may
+// be JSON null (NormalizePayload stores an empty payload so), which a
+// *json.RawMessage would read as absent.
+type presentRaw struct {
+	set bool
+	raw json.RawMessage
+}
+
+// MarshalJSON implements json.Marshaler: the value as is.
+func (p presentRaw) MarshalJSON() ([]byte, error) { return p.raw, nil }
+
+// UnmarshalJSON implements json.Unmarshaler; it is called for null too.
+func (p *presentRaw) UnmarshalJSON(b []byte) error {
+	p.set = true
+	p.raw = append(p.raw[:0], b...)
+	return nil
 }
 
 // storeTimeLayout always prints six fractional digits: store times have
@@ -58,11 +76,11 @@ func NewWriter(w io.Writer) *Writer {
 
 // Write writes one entry and its newline.
 func (w *Writer) Write(e *Entry) error {
-	payload := json.RawMessage(e.Payload)
+	payload := presentRaw{set: true, raw: json.RawMessage(e.Payload)}
 	kind, st := string(e.Kind), e.StoreTime.UTC().Format(storeTimeLayout)
 	ph, h, sig := hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash), hex.EncodeToString(e.Signature)
 	return w.enc.Encode(jsonlEntry{World: &e.World, Position: &e.Position, Epoch: &e.Epoch, Kind: &kind,
-		Holder: &e.Holder, Key: &e.Key, Payload: &payload, StoreTime: &st, PrevHash: &ph, Hash: &h, Signature: &sig})
+		Holder: &e.Holder, Key: &e.Key, Payload: payload, StoreTime: &st, PrevHash: &ph, Hash: &h, Signature: &sig})
 }
 
 // LineError is a JSONL line that could not be read as an entry: torn,
@@ -163,7 +181,7 @@ func parseLine(line []byte) (*Entry, error) {
 		return nil, missing("holder")
 	case j.Key == nil:
 		return nil, missing("key")
-	case j.Payload == nil:
+	case !j.Payload.set:
 		return nil, missing("payload")
 	case j.StoreTime == nil:
 		return nil, missing("store_time")
@@ -175,7 +193,7 @@ func parseLine(line []byte) (*Entry, error) {
 		return nil, missing("signature")
 	}
 	e := &Entry{World: *j.World, Position: *j.Position, Epoch: *j.Epoch, Kind: Kind(*j.Kind),
-		Holder: *j.Holder, Key: *j.Key, Payload: []byte(*j.Payload)}
+		Holder: *j.Holder, Key: *j.Key, Payload: []byte(j.Payload.raw)}
 	if e.Position <= 0 {
 		return nil, fmt.Errorf("position %d is not positive", e.Position)
 	}

@@ -13,7 +13,7 @@ import (
 type Backoff struct {
 	Base   time.Duration
 	Max    time.Duration
-	Jitter float64 // fraction of the delay, 0..1
+	Jitter float64 // fraction of the delay, in (0, 1]; zero, NaN or outside take 0.5
 }
 
 // Delay returns the delay before the next attempt after attempt (1-based).
@@ -24,7 +24,10 @@ func (b Backoff) Delay(attempt int, u float64) time.Duration {
 	if b.Max <= 0 {
 		b.Max = time.Hour
 	}
-	if b.Jitter < 0 || b.Jitter > 1 {
+	// Zero takes the default like every other zero field: retries in
+	// lockstep are what jitter is for. The comparison is written so that
+	// NaN fails it too.
+	if !(b.Jitter > 0 && b.Jitter <= 1) {
 		b.Jitter = 0.5
 	}
 	d := b.Base
@@ -32,7 +35,10 @@ func (b Backoff) Delay(attempt int, u float64) time.Duration {
 		d = lease.MulSat(d, 2)
 	}
 	d = min(d, b.Max)
-	u = min(max(u, 0), 1)
+	if !(u >= 0) { // also NaN
+		u = 0
+	}
+	u = min(u, 1)
 	spread := time.Duration(float64(d) * b.Jitter * (u - 0.5))
 	return max(lease.AddSat(d, spread), 0)
 }

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -120,6 +121,11 @@ func ValidateReason(r string) error {
 	}
 	if !utf8.ValidString(r) {
 		return invalid("reason", "not valid UTF-8")
+	}
+	// Postgres text cannot hold NUL; refusing it on both stores keeps
+	// them alike (the worker replaces it in handler errors).
+	if strings.IndexByte(r, 0) >= 0 {
+		return invalid("reason", "contains a NUL byte")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -414,6 +415,7 @@ func (w *Worker) finish(r *Run, herr error) {
 }
 
 func truncate(s string) string {
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD") // a reason may not hold NUL
 	if len(s) > runs.MaxReasonBytes {
 		s = s[:runs.MaxReasonBytes]
 	}

@@ -43,13 +43,20 @@ type effectKey struct {
 // witness is the downstream system, outside the ledger: it records every
 // invocation of an effect with its fence token and rejects lower tokens.
 type witness struct {
-	highest map[effectKey]int64
+	highest map[effectKey]int64 // the highest accepted token
+	floor   map[effectKey]int64 // the lowest token accepted, raised by reconcile
 	calls   map[effectKey]int
 	last    map[effectKey]time.Duration
 }
 
-func (w *witness) has(run int64, key string) bool {
-	_, ok := w.highest[effectKey{run, key}]
+// reconcile answers a holder told of an uncertain effect: whether a call
+// was accepted; and it raises the lowest accepted token to the asker's, so
+// a paused holder's later, lower call is refused (see witness.Reconcile in
+// internal/witness).
+func (w *witness) reconcile(run int64, key string, fence int64) bool {
+	k := effectKey{run, key}
+	_, ok := w.highest[k]
+	w.floor[k] = max(w.floor[k], fence)
 	return ok
 }
 
@@ -178,7 +185,7 @@ func (o *oracle) invoke(p *proc, id int64, key string, fence int64) {
 	w.calls[k]++
 	w.last[k] = o.s.loop.now
 	o.invocations++
-	if fence < w.highest[k] {
+	if fence < max(w.highest[k], w.floor[k]) {
 		o.refusedByWitness++
 		return
 	}

@@ -347,7 +347,7 @@ func (h *holding) effects(t *thread) error {
 			}
 			if eff.Outcome == driver.EffectUncertain {
 				// Reconcile with the downstream system, then resolve.
-				happened := s.witness.has(id, key)
+				happened := s.witness.reconcile(id, key, fence)
 				s.oracle.reportUncertain(id, key)
 				s.loop.logf("%s run %d fence %d: effect %s uncertain (happened: %v)", p.owner, id, fence, key, happened)
 				err := p.call(t, "effect-resolve", s.knobs.CallTimeout, func() error {

@@ -92,7 +92,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		opts.Knobs(&k)
 	}
 	s := &Sim{seed: seed, loop: l, knobs: k, history: &history{l: l},
-		witness:    &witness{highest: map[effectKey]int64{}, calls: map[effectKey]int{}, last: map[effectKey]time.Duration{}},
+		witness:    &witness{highest: map[effectKey]int64{}, floor: map[effectKey]int64{}, calls: map[effectKey]int{}, last: map[effectKey]time.Duration{}},
 		fetchEvery: max(k.Timing.Poll/2, 50*time.Millisecond), faultsEnd: k.FaultPhase}
 	s.oracle = &oracle{s: s, uncertain: map[effectKey]time.Duration{}, dead: map[string]map[int64]time.Time{}}
 	// A round trip this slow or slower counts as a fault: upkeep may lag.

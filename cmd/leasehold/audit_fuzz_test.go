@@ -59,9 +59,6 @@ func FuzzConfigFor(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, db string) {
-		if db == "postgres://" || db == "postgresql://" {
-			t.Skip("BUG: see TestConfigForBarePostgresURL") // drop once it passes
-		}
 		cfg := configFor(db)
 		pg := strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 		if pg {
@@ -78,7 +75,6 @@ func FuzzConfigFor(f *testing.F) {
 // Config.Validate — opens a SQLite file named "postgres://" instead.
 func TestConfigForBarePostgresURL(t *testing.T) {
 	t.Parallel()
-	t.Skip("BUG: configFor treats a bare postgres:// or postgresql:// as a SQLite path")
 	for _, db := range []string{"postgres://", "postgresql://"} {
 		require.Equal(t, leasehold.Config{DatabaseURL: db}, configFor(db))
 	}

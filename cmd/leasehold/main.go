@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/leasehold/leasehold"
@@ -89,7 +90,7 @@ func storeFlags(fs *flag.FlagSet) func(ctx context.Context) (*leasehold.Client, 
 }
 
 func configFor(db string) leasehold.Config {
-	if len(db) > 11 && (db[:11] == "postgres://" || (len(db) > 13 && db[:13] == "postgresql://")) {
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
 		return leasehold.Config{DatabaseURL: db}
 	}
 	return leasehold.Config{Path: db}

@@ -28,6 +28,7 @@ type Witness struct {
 	mu          sync.Mutex
 	highest     map[string]int64
 	invocations []Invocation
+	floor       map[string]int64 // lowest token accepted, raised by Reconcile
 }
 
 // New returns an empty witness.
@@ -38,10 +39,11 @@ func New() *Witness { return &Witness{highest: map[string]int64{}} }
 func (w *Witness) Invoke(key string, fence int64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	ok := fence >= w.highest[key]
+	least := max(w.highest[key], w.floor[key])
+	ok := fence >= least
 	w.invocations = append(w.invocations, Invocation{Key: key, Fence: fence, Accepted: ok})
 	if !ok {
-		return fmt.Errorf("%w: key %q fence %d < %d", ErrStaleToken, key, fence, w.highest[key])
+		return fmt.Errorf("%w: key %q fence %d < %d", ErrStaleToken, key, fence, least)
 	}
 	w.highest[key] = fence
 	return nil
@@ -53,6 +55,24 @@ func (w *Witness) Has(key string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, ok := w.highest[key]
+	return ok
+}
+
+// Reconcile is how a holder told of an uncertain effect asks the
+// downstream system about it: it reports whether a call under key was
+// accepted, and raises the lowest token the witness accepts for key to
+// fence, the asker's. Without the raise a holder that paused before its
+// call (lower token) could still be accepted after the asker found
+// nothing and ran the effect itself — the double the Promela model found
+// (model/README.md, limit-zombie-double).
+func (w *Witness) Reconcile(key string, fence int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.highest[key]
+	if w.floor == nil {
+		w.floor = map[string]int64{}
+	}
+	w.floor[key] = max(w.floor[key], fence)
 	return ok
 }
 

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# check.sh — model-check lease.pml with spin (see README.md).
+#
+#   model/check.sh                 the correct model: exhaustive, must report 0 errors
+#   model/check.sh all             correct, cover, every planted bug and the known limit
+#   model/check.sh VARIANT...      any of the variants below
+#
+# Variants:
+#   correct              exhaustive search (-DSAFETY, DFS); fails on any error
+#                        or on an incomplete search
+#   cover                the same with every step compiled as `atomic`, so spin
+#                        lists unreached statements; fails if anything but a
+#                        VIOLATED branch is unreached (the properties are checked
+#                        in reachable code: not vacuous)
+#   no-fence-complete    -DBUG_NO_FENCE_COMPLETE  expects P1
+#   drain-revives        -DBUG_DRAIN_REVIVES      expects P5
+#   runway-from-answer   -DBUG_RUNWAY_FROM_ANSWER expects P4 (or P4b, P4r, P2)
+#   no-gate              -DBUG_NO_GATE            expects P2
+#   silent-rerun         -DBUG_SILENT_RERUN       expects P3 (a, b or c)
+#   bad-timing           -DD_STOP=5 (D_stop + S > T_lease, which
+#                        Timing.Validate refuses)  expects P4r
+#   limit-zombie-double  -DLIMIT_ZOMBIE_DOUBLE    expects LIMIT (a documented limit)
+#   fenced-reconcile     -DFENCED_RECONCILE -DLIMIT_ZOMBIE_DOUBLE: the remedy
+#                        for that limit (the reconcile query carries the asker's
+#                        token); exhaustive, must report 0 errors. Not in `all`.
+# A bug variant searches breadth-first (-DBFS: the shortest counterexample),
+# fails unless it finds one violating an expected property, and prints it:
+# the model's narration (spin -t) and the trail (spin -t -p, one line per step).
+#
+# Environment: SPIN_DEFS adds defines to every variant (e.g. "-DMAXINC=2");
+# KEEP=1 keeps the work directories (with pan.c, the trail and the full
+# `spin -t -p` output); PAN_MEM_HASH sets pan's -w (default 24).
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+model="$here/lease.pml"
+hash_w=${PAN_MEM_HASH:-24}
+extra=${SPIN_DEFS:-}
+
+for tool in spin gcc; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "check.sh: $tool not found on PATH (Debian: apt-get install -y spin gcc)" >&2
+		exit 2
+	fi
+done
+
+# defines and expected property prefix of each variant
+variant_defs() {
+	case "$1" in
+	correct) echo "" ;;
+	cover) echo "-DCOVER" ;;
+	no-fence-complete) echo "-DBUG_NO_FENCE_COMPLETE" ;;
+	drain-revives) echo "-DBUG_DRAIN_REVIVES" ;;
+	runway-from-answer) echo "-DBUG_RUNWAY_FROM_ANSWER" ;;
+	no-gate) echo "-DBUG_NO_GATE" ;;
+	silent-rerun) echo "-DBUG_SILENT_RERUN" ;;
+	bad-timing) echo "-DD_STOP=5" ;;
+	limit-zombie-double) echo "-DLIMIT_ZOMBIE_DOUBLE" ;;
+	fenced-reconcile) echo "-DFENCED_RECONCILE -DLIMIT_ZOMBIE_DOUBLE" ;;
+	*) return 1 ;;
+	esac
+}
+variant_expect() { # an extended regexp over the first VIOLATED_ name
+	case "$1" in
+	no-fence-complete) echo '^VIOLATED_P1_' ;;
+	drain-revives) echo '^VIOLATED_P5_' ;;
+	runway-from-answer) echo '^VIOLATED_(P4_|P4b_|P4r_|P2_)' ;;
+	no-gate) echo '^VIOLATED_P2_' ;;
+	silent-rerun) echo '^VIOLATED_P3[abc]_' ;;
+	bad-timing) echo '^VIOLATED_P4r_' ;;
+	limit-zombie-double) echo '^VIOLATED_LIMIT_' ;;
+	esac
+}
+
+# pan's summary figures
+summarize() { # $1 = pan output file
+	local out=$1
+	local stored matched trans depth errs elapsed
+	stored=$(awk '/states, stored/ {print $1; exit}' "$out")
+	matched=$(awk '/states, matched/ {print $1; exit}' "$out")
+	trans=$(awk '/transitions \(= stored\+matched\)/ {print $1; exit}' "$out")
+	depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$out" | head -1)
+	errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | head -1)
+	elapsed=$(sed -n 's/^pan: elapsed time \([0-9.e+]*\) seconds.*/\1/p' "$out" | head -1)
+	echo "  states stored: ${stored:-?}, matched: ${matched:-?}, transitions (explored): ${trans:-?}"
+	echo "  depth reached: ${depth:-?}, errors: ${errs:-?}, pan elapsed: ${elapsed:-?} s"
+}
+
+run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
+	local v=$1 defs
+	if ! defs=$(variant_defs "$v"); then
+		echo "check.sh: unknown variant '$v'" >&2
+		return 2
+	fi
+	defs="$defs $extra"
+	local dir
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-model-$v.XXXXXX")
+	cp "$model" "$dir/lease.pml"
+	local is_bug=0 cflags="-DSAFETY" panflags="-m200000 -w$hash_w"
+	case "$v" in correct | cover | fenced-reconcile) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
+
+	echo "=== $v: spin -a $(echo $defs) lease.pml && gcc -O2 $cflags -o pan pan.c && ./pan $panflags"
+	local start end
+	start=$(date +%s.%N)
+	(
+		cd "$dir" &&
+			spin -a $defs lease.pml >spin.out 2>&1 &&
+			gcc -O2 -w $cflags -o pan pan.c >gcc.out 2>&1
+	) || {
+		echo "  FAIL: spin -a or gcc failed:"
+		cat "$dir/spin.out" "$dir/gcc.out" 2>/dev/null | head -40
+		[ "${KEEP:-}" = 1 ] || rm -rf "$dir"
+		return 1
+	}
+	(cd "$dir" && ./pan $panflags >pan.out 2>&1)
+	end=$(date +%s.%N)
+	local wall
+	wall=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}')
+	summarize "$dir/pan.out"
+	echo "  wall time (spin + gcc + pan): ${wall} s"
+
+	local errs ok=0
+	errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.out" | head -1)
+	if [ -z "$errs" ]; then
+		echo "  FAIL: pan did not report (see below)"
+		tail -20 "$dir/pan.out"
+		ok=1
+	elif [ $is_bug = 0 ]; then
+		if [ "$errs" != 0 ]; then
+			echo "  FAIL: $errs error(s) in the $v model:"
+			grep -E 'assertion violated|invalid end state \(' "$dir/pan.out" | head -5
+			(cd "$dir" && spin -t $defs lease.pml 2>&1 | grep -v '^[[:space:]]*$' | head -200)
+			ok=1
+		elif grep -qE 'Search not completed|max search depth too small' "$dir/pan.out"; then
+			echo "  FAIL: the search was not exhaustive:"
+			grep -E 'Search not completed|max search depth too small' "$dir/pan.out"
+			ok=1
+		fi
+		if [ $ok = 0 ] && [ "$v" = cover ]; then
+			# every statement but the VIOLATED branches of CHECK (printf,
+			# assert) and the processes' unreachable ends must be reached
+			local unreached
+			unreached=$(sed -n '/^unreached in/,$p' "$dir/pan.out" |
+				grep -E '^[[:space:]]+lease\.pml:[0-9]+, state' |
+				grep -vE "printf\('\\\\n'\)|\"assert\(|\"-end-\"" || true)
+			if [ -n "$unreached" ]; then
+				echo "  FAIL: reachable-code check: statements never reached:"
+				echo "$unreached"
+				ok=1
+			else
+				echo "  every statement is reached except the VIOLATED branches: no property is vacuous"
+			fi
+		fi
+		[ $ok = 0 ] && echo "  PASS: $v: 0 errors, exhaustive"
+	else
+		if [ "$errs" = 0 ]; then
+			echo "  FAIL: the planted variant $v produced no counterexample"
+			ok=1
+		else
+			local narration first expect
+			narration=$(cd "$dir" && spin -t $defs lease.pml 2>&1)
+			first=$(printf '%s\n' "$narration" | grep -oE 'VIOLATED_[A-Za-z0-9_]+' | head -1)
+			expect=$(variant_expect "$v")
+			grep -E 'assertion violated' "$dir/pan.out" | head -1 | sed 's/^/  /'
+			echo "  counterexample violates: ${first:-?}"
+			echo "  --- trail, as the model narrates it (spin -t):"
+			printf '%s\n' "$narration" | sed -n '1,/^spin: trail ends/p' |
+				grep -vE '^[[:space:]]*$|^spin: (text of failed|.*value .* truncated)' | sed 's/^[[:space:]]*/    /; s/[[:space:]]*$//'
+			echo "  --- trail, one line per step (spin -t -p):"
+			(cd "$dir" && spin -t -p $defs lease.pml >trail.txt 2>&1)
+			awk '/^[[:space:]]*[0-9]+:[[:space:]]+proc/ { n = $1; if (n != last) { print "    " $0; last = n } }' "$dir/trail.txt" |
+				sed 's/[[:space:]][[:space:]]*/ /g; s/^ */    /' | cut -c1-170 | head -120
+			if [ -z "$first" ] || ! printf '%s\n' "$first" | grep -qE "$expect"; then
+				echo "  FAIL: expected a violation matching $expect, got ${first:-none}"
+				ok=1
+			else
+				echo "  PASS: $v: counterexample found (${first})"
+			fi
+		fi
+	fi
+	if [ "${KEEP:-}" = 1 ]; then
+		echo "  kept: $dir"
+	else
+		rm -rf "$dir"
+	fi
+	return $ok
+}
+
+variants=("$@")
+[ ${#variants[@]} -eq 0 ] && variants=(correct)
+if [ "${variants[0]}" = all ]; then
+	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double)
+fi
+
+status=0
+failed=()
+for v in "${variants[@]}"; do
+	if ! run_variant "$v"; then
+		status=1
+		failed+=("$v")
+	fi
+done
+if [ $status = 0 ]; then
+	echo "RESULT: all as expected (${variants[*]})"
+else
+	echo "RESULT: FAILED: ${failed[*]}"
+fi
+exit $status
