@@ -23,17 +23,17 @@ import (
 // payload is embedded verbatim (it is stored compact), so the canonical bytes
 // and therefore the hash survive a round trip; hashes and signatures are hex.
 type jsonlEntry struct {
-	World     *string          `json:"world"`
-	Position  *int64           `json:"position"`
-	Epoch     *int64           `json:"epoch"`
-	Kind      *string          `json:"kind"`
-	Holder    *string          `json:"holder"`
-	Key       *string          `json:"key"`
-	Payload   presentRaw       `json:"payload"`
-	StoreTime *string          `json:"store_time"`
-	PrevHash  *string          `json:"prev_hash"`
-	Hash      *string          `json:"hash"`
-	Signature *string          `json:"signature"`
+	World     *string    `json:"world"`
+	Position  *int64     `json:"position"`
+	Epoch     *int64     `json:"epoch"`
+	Kind      *string    `json:"kind"`
+	Holder    *string    `json:"holder"`
+	Key       *string    `json:"key"`
+	Payload   presentRaw `json:"payload"`
+	StoreTime *string    `json:"store_time"`
+	PrevHash  *string    `json:"prev_hash"`
+	Hash      *string    `json:"hash"`
+	Signature *string    `json:"signature"`
 }
 
 // presentRaw is a JSON value that remembers being present: a payload may
