@@ -176,7 +176,7 @@ func FuzzValidateRunRenewMany(f *testing.F) {
 
 // FuzzValidateRunWrite: a fenced write's identity and reason are accepted
 // exactly when id and fence are positive and the reason is at most
-// runs.MaxReasonBytes of valid UTF-8; ValidateRead accepts exactly a valid
+// runs.MaxReasonBytes of valid UTF-8 without NUL; ValidateRead accepts exactly a valid
 // world, a position from 1 and a limit in 0..100000. Refusals are
 // *InputErrors (lease.ErrInvalid).
 func FuzzValidateRunWrite(f *testing.F) {
@@ -187,7 +187,7 @@ func FuzzValidateRunWrite(f *testing.F) {
 	f.Add(int64(1), int64(1), strings.Repeat("é", runs.MaxReasonBytes/2+1), "w", int64(1), 1)
 	f.Fuzz(func(t *testing.T, id, fence int64, reason, world string, from int64, limit int) {
 		err := driver.ValidateRunWrite(id, fence, reason)
-		ok := id > 0 && fence > 0 && len(reason) <= runs.MaxReasonBytes && utf8.ValidString(reason)
+		ok := id > 0 && fence > 0 && len(reason) <= runs.MaxReasonBytes && utf8.ValidString(reason) && !strings.Contains(reason, "\x00")
 		require.Equal(t, ok, err == nil, "ValidateRunWrite(%d, %d, %q) = %v", id, fence, reason, err)
 		if err != nil {
 			requireInputError(t, err, "")
