@@ -33,6 +33,7 @@ const (
 	InvDead       = "dead"       // a dead holder's run reclaimed within T_lease + P + S of its last renewal
 	InvAccounted  = "accounted"  // every run ends completed, failed with a reason, or legitimately running
 	InvLinearized = "linearizable"
+	InvJournal    = "journal" // the journal audits; every acknowledged append present once, where acknowledged
 )
 
 type effectKey struct {
@@ -74,6 +75,9 @@ type oracle struct {
 	// Figures.
 	invocations, refusedByWitness, uncertainReports, reclaims, maxStrand int
 	lateRenewals                                                         int
+	ackedEntries                                                         []ackedEntry
+	sweeps                                                               int
+	entries                                                              int
 	strands                                                              []time.Duration
 }
 

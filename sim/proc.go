@@ -92,6 +92,7 @@ func (p *proc) start() {
 	s.loop.spawn(p, p.owner+" fetch", p.fetchLoop)
 	s.loop.spawn(p, p.owner+" drain", p.drainLoop)
 	s.loop.spawn(p, p.owner+" watch", p.watchLoop)
+	s.loop.spawn(p, p.owner+" world", p.worldLoop)
 }
 
 // crash ends the generation at once: no more steps, no goodbye writes.

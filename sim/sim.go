@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -40,8 +41,10 @@ type Result struct {
 	// LateRenewals counts renewals that reached the store for a lease
 	// already expired but not yet reclaimed (the store must refuse them).
 	LateRenewals int
-	MaxStrand    time.Duration
-	History      string
+	// Worlds: acknowledged appends, expiry sweeps, journal length.
+	Appends, Sweeps, JournalEntries int
+	MaxStrand                       time.Duration
+	History                         string
 }
 
 // OK reports whether no invariant was broken.
@@ -58,6 +61,7 @@ type Sim struct {
 	oracle       *oracle
 	witness      *witness
 	history      *history
+	worldHistory *worldHistory
 	fetchEvery   time.Duration
 	healthyRTT   time.Duration
 	faultsEnd    time.Duration
@@ -91,7 +95,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	if opts.Knobs != nil {
 		opts.Knobs(&k)
 	}
-	s := &Sim{seed: seed, loop: l, knobs: k, history: &history{l: l},
+	s := &Sim{seed: seed, loop: l, knobs: k, history: &history{l: l}, worldHistory: &worldHistory{l: l},
 		witness:    &witness{highest: map[effectKey]int64{}, floor: map[effectKey]int64{}, calls: map[effectKey]int{}, last: map[effectKey]time.Duration{}},
 		fetchEvery: max(k.Timing.Poll/2, 50*time.Millisecond), faultsEnd: k.FaultPhase}
 	s.oracle = &oracle{s: s, uncertain: map[effectKey]time.Duration{}, dead: map[string]map[int64]time.Time{}}
@@ -125,6 +129,9 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	if _, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: es}); err != nil {
 		return nil, err
 	}
+	if _, err := store.WorldCreate(ctx, &driver.WorldCreateParams{World: worldID, Home: nodeName(0), Term: k.Timing.Lease}); err != nil {
+		return nil, err
+	}
 
 	for i := range k.Workers {
 		p := &proc{s: s, id: i, clock: &simClock{l: l, offset: time.Duration(l.rng.Int64N(int64(time.Hour))) - 30*time.Minute,
@@ -132,7 +139,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		s.procs = append(s.procs, p)
 		p.start()
 	}
-	s.storeThreads = append(s.storeThreads, l.spawn(nil, "reclaimer", s.reclaimLoop))
+	s.storeThreads = append(s.storeThreads, l.spawn(nil, "reclaimer", s.reclaimLoop), l.spawn(nil, "sweeper", s.sweepLoop))
 	s.scheduleFaults()
 
 	// Faults, then calm until every run is final or the calm phase ends.
@@ -148,9 +155,20 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	l.runUntil(end, func() bool { return len(s.oracle.violations) > 0 || s.allFinal() })
 	if len(s.oracle.violations) == 0 {
 		s.oracle.final()
+		s.oracle.finalWorld()
 		res, desc := s.history.check(10 * time.Second)
 		if res == "Illegal" {
 			s.oracle.fail(InvLinearized, "the run transitions observed (%s) are not linearizable against the fenced-run model", desc)
+		}
+		if s.worldHistory.check(10*time.Second) == "Illegal" {
+			for _, op := range s.worldHistory.ops {
+				ret := "lost"
+				if op.Return != math.MaxInt64 {
+					ret = fmt.Sprintf("%.3f", time.Duration(op.Return).Seconds())
+				}
+				l.logf("journal op [%.3f, %s] client %d: %s", time.Duration(op.Call).Seconds(), ret, op.ClientId, worldModel.DescribeOperation(op.Input, op.Output))
+			}
+			s.oracle.fail(InvLinearized, "the journal operations observed (%d) are not linearizable against the append-rule model", len(s.worldHistory.ops))
 		}
 	}
 	var all []*thread
@@ -162,7 +180,8 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 
 	r := &Result{Seed: seed, Knobs: k, Violations: s.oracle.violations, Trace: l.trace.all(), Virtual: l.now, Steps: l.steps,
 		Invocations: s.oracle.invocations, RefusedByWitness: s.oracle.refusedByWitness, Uncertain: s.oracle.uncertainReports,
-		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Pauses: s.pauses, LateRenewals: s.oracle.lateRenewals, Events: len(s.oracle.acked)}
+		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Pauses: s.pauses, LateRenewals: s.oracle.lateRenewals,
+		Appends: len(s.oracle.ackedEntries), Sweeps: s.oracle.sweeps, JournalEntries: s.oracle.entries, Events: len(s.oracle.acked)}
 	for _, d := range s.oracle.strands {
 		r.MaxStrand = max(r.MaxStrand, d)
 	}

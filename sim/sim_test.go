@@ -33,7 +33,7 @@ func seedsFromEnv(def int) int {
 func TestSeeds(t *testing.T) {
 	n := seedsFromEnv(defaultSeeds)
 	start := time.Now()
-	var steps, late int
+	var steps, late, appends, sweeps int
 	var virt time.Duration
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		r, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir()})
@@ -44,12 +44,15 @@ func TestSeeds(t *testing.T) {
 		}
 		steps += r.Steps
 		late += r.LateRenewals
+		appends += r.Appends
+		sweeps += r.Sweeps
 		virt += r.Virtual
 		if !r.OK() {
 			t.Fatalf("seed %d: %v\nknobs: %s\nreplay: %s\ntrace:\n%s", seed, r.Violations[0], r.Knobs, sim.Replay(seed), joinLines(r.Trace))
 		}
 	}
-	t.Logf("%d seeds, %d events, %v of virtual time, in %v; %d renewals reached the store after their lease expired (refused)", n, steps, virt.Round(time.Second), time.Since(start).Round(time.Millisecond), late)
+	t.Logf("%d seeds, %d events, %v of virtual time, in %v; %d renewals reached the store after their lease expired (refused); worlds: %d appends acknowledged, %d expiry sweeps",
+		n, steps, virt.Round(time.Second), time.Since(start).Round(time.Millisecond), late, appends, sweeps)
 }
 
 func joinLines(ls []string) string {

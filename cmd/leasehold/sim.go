@@ -92,6 +92,9 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 		sum.Pauses += r.Pauses
 		sum.Events += r.Events
 		sum.LateRenewals += r.LateRenewals
+		sum.Appends += r.Appends
+		sum.Sweeps += r.Sweeps
+		sum.JournalEntries += r.JournalEntries
 		sum.MaxStrand = max(sum.MaxStrand, r.MaxStrand)
 		if *verbose {
 			fmt.Fprintf(out, "seed %d: %d completed, %d failed, %d invocations, %d uncertain, %d reclaims, %d crashes, %d partitions, %d pauses; %s\n",
@@ -107,6 +110,8 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 		sum.Completed, sum.Failed, sum.Invocations, sum.Uncertain, sum.Events)
 	fmt.Fprintf(out, "faults: %d crashes, %d partitions, %d pauses; %d reclaims (longest strand %v); %d renewals reached the store after expiry and were refused\n",
 		sum.Crashes, sum.Partitions, sum.Pauses, sum.Reclaims, sum.MaxStrand.Round(time.Millisecond), sum.LateRenewals)
+	fmt.Fprintf(out, "worlds: %d appends acknowledged, %d journal entries, %d expiry sweeps; every journal audited\n",
+		sum.Appends, sum.JournalEntries, sum.Sweeps)
 	if *verbose && *seeds == 1 && first == nil && results[0].r != nil {
 		for _, l := range results[0].r.Trace {
 			fmt.Fprintln(out, "  "+l)
