@@ -3,8 +3,8 @@ package sim
 import (
 	"context"
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
