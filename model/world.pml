@@ -1,0 +1,454 @@
+/*
+ * world.pml — a Promela model of the WORLD lease (SPEC §4; docs/design/
+ * fencing.md §1–§3): the lease inside the journal, its grants, renewals,
+ * handoffs both ways (H0 → H1 and H1 → H0), the expiry sweep and the append
+ * rule, with two holders that crash (restarting under the SAME name: the ABA
+ * case the epoch must stop) and pause. Checked exhaustively with spin by
+ * model/check.sh (variants world, world-*); model/README.md explains it.
+ *
+ * ===========================================================================
+ * BOUNDS
+ * ===========================================================================
+ *   - One world; NH = 2 holders, H0 = the world's home (the sweep grants it),
+ *     H1 a spill node. Each crashes at most MAXINC (default 1) times and
+ *     restarts under the same name with its memory lost.
+ *   - Positions: the journal stops growing at MAXPOS (default 8): a write
+ *     that would pass it is never applied (the request may still be lost).
+ *     Every lease change writes entries (renew 1, handoff 1, grant 1,
+ *     revoke 1, sweep 2), so this bounds the number of lease changes and
+ *     appends, hence epochs (< MAXPOS). append.rejected entries are not
+ *     modelled (they change only the position; omitting them only shifts
+ *     positions).
+ *   - Operator revokes (PlanRevoke): at most MAXREV (default 1); they are
+ *     what makes a PlanGrant possible (a grant only while nobody holds).
+ *   - Timing in store-clock units: T_LEASE 5, S 1. Time is UNBOUNDED: the
+ *     store keeps rem = expires_at − now (≥ 0) and the holders ages
+ *     now − send (saturated at T_LEASE); every guard compares such a
+ *     difference with a constant ≤ T_LEASE.
+ *   - Network: every request is applied LATER than it is sent (any delay), or
+ *     never; its answer arrives or is lost. A holder has one call
+ *     outstanding; when it times out (or crashes) the request stays in the
+ *     network in a second slot (one per holder name) and may still land,
+ *     after the holder moved on or restarted: at most one such orphaned
+ *     request per holder at a time (a second one is lost).
+ *   - Store: each request is planned and written in ONE step — the driver
+ *     plans on the locked head and its conditional UPDATE re-asserts the
+ *     plan's Cond in the same transaction, so the position CAS never fails
+ *     here; the step's guard is the plan's refusal rule and Cond.
+ *
+ * ===========================================================================
+ * PROPERTIES — assertions; a violation first prints VIOLATED_<name>
+ * ===========================================================================
+ *   W1  every accepted append carries the epoch and holder current at its
+ *       commit (store side: the conditional write; asserted at the append).
+ *   W2  positions are totally ordered (each accepted write is head + 1, ...)
+ *       and every accepted append lies after its epoch's grant: its position
+ *       is greater than the granted_at of its epoch, and the appender has
+ *       seen that grant (seen_position ≥ granted_at).
+ *   W3  no epoch has two holders: each epoch is started by exactly one
+ *       grant / handoff / sweep (epoch + 1, never started twice), it is
+ *       adopted by at most one holder GENERATION, and every accepted append
+ *       under it comes from that generation.
+ *   W4  a holder generation that believes it has runway under epoch e (its
+ *       most generous clock reading) holds e on the store: epoch e, holder
+ *       it, expires_at > now — unless an operator revoked e (on purpose).
+ *   W5  expiry is absorbing: an expired lease is never renewed (no revival)
+ *       while its epoch is current.
+ *
+ *   Planted bugs — each must give a counterexample (check.sh world-bugs):
+ *   BUG_WORLD_NO_EPOCH_CHECK  the append rule without epoch = current
+ *   BUG_ADOPT_OLD_EPOCH       a restarted holder adopts the epoch its
+ *                             previous generation held (ABA)
+ *   BUG_RENEW_REVIVES         PlanRenew / condUpdate without the expiry check
+ */
+
+/* ---------------------------------------------------------------- bounds */
+#ifndef MAXPOS
+#define MAXPOS 8
+#endif
+#ifndef MAXINC
+#define MAXINC 1
+#endif
+#ifndef MAXREV
+#define MAXREV 1
+#endif
+#define NH 2
+#define HOME 0          /* H0 is the world's home: the sweep grants it */
+
+/* --------------------------------------------------------------- timing */
+#define T_LEASE 5
+#define S       1
+#define AGEMAX  T_LEASE
+
+/* holder names on the store: 0 = nobody (''), i + 1 = holder i */
+#define NOBODY 0
+#define NAME(i) ((i) + 1)
+
+/* request kinds */
+#define R_NONE    0
+#define R_RENEW   1
+#define R_APPEND  2
+#define R_HANDOFF 3
+#define R_GRANT   4
+
+/* request states */
+#define Q_FREE 0
+#define Q_INFL 1   /* sent, not applied */
+#define Q_OK   2   /* applied and accepted: the answer is in flight */
+#define Q_NO   3   /* refused for epoch, holder or expiry */
+#define Q_SEEN 4   /* refused: seen_behind (not a fencing event) */
+
+/* ---------------------------------------------------------------- state */
+/* The store: the worlds head row (driver/sqlite change.go condUpdate). */
+byte w_pos = 1;         /* position of the last entry (1: lease.granted{home, 1}) */
+byte w_epoch = 1;
+byte w_holder = NAME(HOME);
+byte w_rem = T_LEASE;   /* expires_at − now, at least 0 */
+byte w_gpos = 1;        /* granted_position: the entry that started w_epoch */
+
+/* Ghosts, read only by the properties. */
+byte gat_of[MAXPOS + 1];   /* W2: granted_at of each epoch, 0 = never started */
+byte adopter[MAXPOS + 1];  /* W3: the generation that adopted each epoch, 0 = none */
+byte rev_e;                /* W4: the epoch an operator revoked, 0 = none */
+byte nrev;                 /* operator revokes so far */
+bool wdead;                /* W5: the current epoch's lease has been seen expired */
+
+/* The holders: one generation's memory each (lost at a crash). */
+byte inc[NH];       /* crashes so far */
+byte gstart[NH];    /* the epoch when this generation first looked (sim/world.go startEpoch) */
+byte hep[NH];       /* the epoch this generation holds, 0 = none */
+byte hgat[NH];      /* its granted_at */
+bool hren[NH];      /* a synchronous renewal was confirmed since adoption */
+byte age[NH];       /* now − send of the last confirmed expiry-setting write */
+byte hoff[NH];      /* the last epoch this generation handed off (never re-adopted) */
+bool prep[NH];      /* an append passed its runway check, not yet sent (a pause may sit here) */
+
+/* Requests: slot 2i is holder i's outstanding call, slot 2i+1 an orphan of
+ * holder i (timed out, or its sender crashed) that may still land. */
+byte rk[2 * NH];    /* kind */
+byte re[2 * NH];    /* the epoch it names; for an accepted grant, the new epoch */
+byte rs[2 * NH];    /* seen_position (append); for an accepted grant, its position */
+byte rg[2 * NH];    /* ghost: the sending generation */
+byte rst[2 * NH];   /* Q_* */
+byte sage[NH];      /* now − send of holder i's outstanding call */
+
+#define GEN(i) ((i) * (MAXINC + 1) + inc[i] + 1)
+
+#ifdef COVER
+#define STEP atomic
+#else
+#define STEP d_step
+#endif
+
+#define CHECK(name, c) if :: !(c) -> printf(#name); printf("\n"); assert(c) :: else -> skip fi
+
+/* W4: the most generous reading of holder i's clock is store now − S, so its
+ * largest runway is T_LEASE − S − (now − S − send) = T_LEASE − age. */
+#define BELIEVES(i) (hep[i] != 0 && hren[i] && age[i] < T_LEASE && hep[i] != rev_e)
+#define W4(i) CHECK(VIOLATED_W4_belief_implies_lease, !BELIEVES(i) || (w_epoch == hep[i] && w_holder == NAME(i) && w_rem > 0))
+
+inline inv() {
+	W4(0);
+	W4(1);
+	CHECK(VIOLATED_W5_expiry_is_absorbing, !(wdead && w_holder != NOBODY && w_rem > 0));
+	wdead = (w_holder != NOBODY && (wdead || w_rem == 0))
+}
+
+/* W3: a new epoch starts: exactly current + 1, never started before */
+inline start_epoch(h) {
+	CHECK(VIOLATED_W3_one_holder_per_epoch, gat_of[w_epoch + 1] == 0);
+	w_epoch++; w_holder = h; w_rem = T_LEASE; w_gpos = w_pos; gat_of[w_epoch] = w_pos;
+	wdead = 0
+}
+
+/* W3: at most one generation adopts an epoch */
+inline adopt(i, e, g) {
+	CHECK(VIOLATED_W3_one_holder_per_epoch, adopter[e] == 0 || adopter[e] == GEN(i));
+	adopter[e] = GEN(i);
+	hep[i] = e; hgat[i] = g; hren[i] = 0; age[i] = 0;
+	printf("H%d (generation %d) adopts epoch %d (granted at %d)\n", i, GEN(i), e, g)
+}
+
+/* ------------------------------------------------------------ the clock */
+active proctype Clock() {
+end:
+	do
+	:: STEP {
+		if :: w_rem > 0 -> w_rem-- :: else -> skip fi;
+		if :: age[0] < AGEMAX -> age[0]++ :: else -> skip fi;
+		if :: age[1] < AGEMAX -> age[1]++ :: else -> skip fi;
+		if :: rst[0] != Q_FREE && sage[0] < AGEMAX -> sage[0]++ :: else -> skip fi;
+		if :: rst[2] != Q_FREE && sage[1] < AGEMAX -> sage[1]++ :: else -> skip fi;
+		printf("  clock +1: lease rem %d; H0 age %d; H1 age %d\n", w_rem, age[0], age[1]);
+		inv()
+	}
+	od
+}
+
+/* ---------------------------------------------- the sweep: world/sweeper.go */
+/* Sweeper.SweepOnce → LeaseSweepExpired (driver/sqlite/sweep.go,
+ * driver/postgres/sweep.go) → journal.PlanSweep: if held and expired at store
+ * time now, lease.revoked{expiry} then lease.granted{home, epoch + 1} in ONE
+ * transaction; condUpdate WHERE position, epoch, holder = $h,
+ * expires_at <= $now. Here: at any moment. */
+active proctype Sweeper() {
+end:
+	do
+	:: STEP {
+		w_holder != NOBODY && w_rem == 0 && w_pos + 2 <= MAXPOS ->
+		w_pos = w_pos + 2;
+		start_epoch(NAME(HOME));
+		printf("sweep: epoch %d expired: revoked at %d, granted home (H%d) epoch %d at %d\n",
+			w_epoch - 1, w_pos - 1, HOME, w_epoch, w_pos);
+		inv()
+	}
+	od
+}
+
+/* ------------------------------------- an operator: journal.PlanRevoke */
+/* lease.revoked{e, reason}: WHERE position, epoch, holder = $h (no expiry
+ * term). It ends the epoch: nobody holds until a grant. Bounded (MAXREV). */
+active proctype Operator() {
+end:
+	do
+	:: STEP {
+		nrev < MAXREV && w_holder != NOBODY && w_pos + 1 <= MAXPOS ->
+		nrev++; w_pos++; w_holder = NOBODY; w_rem = 0; rev_e = w_epoch;
+		printf("operator revokes epoch %d at %d\n", w_epoch, w_pos);
+		inv()
+	}
+	od
+}
+
+/* ------------------------------------------------- the store applies a request */
+inline clear_slot(k) {
+	rk[k] = R_NONE; re[k] = 0; rs[k] = 0; rg[k] = 0; rst[k] = Q_FREE
+}
+
+/* Net(k): slot k's request lands at the store, at any time after its send,
+ * and is planned and written in one step. */
+proctype Net(byte k) {
+	byte me = k / 2;
+	byte res;
+end:
+	do
+	:: STEP {
+		rst[k] == Q_INFL ->
+		res = Q_NO;
+		if
+		:: rk[k] == R_RENEW ->
+			/* journal.PlanRenew: writeRefusal(holder, epoch, now) — epoch
+			 * current, held by holder, not expired; condUpdate WHERE position,
+			 * epoch, holder = $h, expires_at > $now. Never revives. */
+			if
+#ifdef BUG_RENEW_REVIVES
+			:: re[k] == w_epoch && w_holder == NAME(me) && w_pos + 1 <= MAXPOS ->
+#else
+			:: re[k] == w_epoch && w_holder == NAME(me) && w_rem > 0 && w_pos + 1 <= MAXPOS ->
+#endif
+				w_pos++; w_rem = T_LEASE; res = Q_OK
+			:: else -> skip
+			fi
+		:: rk[k] == R_APPEND ->
+			/* journal.CheckAppend (journal/append.go) in PlanAppend, the
+			 * condUpdate WHERE position, epoch, holder = $h,
+			 * expires_at > $now, granted_position <= $seen; on Postgres
+			 * leasehold_journal_append (0002_append_function.sql) */
+			if
+#ifdef BUG_WORLD_NO_EPOCH_CHECK
+			:: w_holder != NOBODY && w_holder == NAME(me) && w_rem > 0 && rs[k] >= w_gpos && w_pos + 1 <= MAXPOS ->
+#else
+			:: re[k] == w_epoch && w_holder != NOBODY && w_holder == NAME(me) && w_rem > 0 && rs[k] >= w_gpos && w_pos + 1 <= MAXPOS ->
+#endif
+				w_pos++;
+				CHECK(VIOLATED_W1_append_fenced_at_commit, re[k] == w_epoch && w_holder == NAME(me));
+				CHECK(VIOLATED_W2_append_after_its_grant, gat_of[re[k]] != 0 && w_pos > gat_of[re[k]] && rs[k] >= gat_of[re[k]]);
+				CHECK(VIOLATED_W3_one_holder_per_epoch, adopter[re[k]] == rg[k]);
+				printf("store: H%d's append (epoch %d, seen %d, generation %d) accepted at %d\n", me, re[k], rs[k], rg[k], w_pos);
+				res = Q_OK
+			:: re[k] == w_epoch && w_holder == NAME(me) && w_rem > 0 && rs[k] < w_gpos -> res = Q_SEEN
+			:: else -> skip
+			fi
+		:: rk[k] == R_HANDOFF ->
+			/* journal.PlanHandoff: the live current holder hands epoch + 1 to
+			 * the other; condUpdate WHERE position, epoch, holder = $from,
+			 * expires_at > $now */
+			if
+			:: re[k] == w_epoch && w_holder == NAME(me) && w_rem > 0 && w_pos + 1 <= MAXPOS ->
+				w_pos++;
+				start_epoch(NAME(1 - me));
+				printf("store: H%d hands epoch %d to H%d at %d\n", me, w_epoch, 1 - me, w_pos);
+				res = Q_OK
+			:: else -> skip
+			fi
+		:: rk[k] == R_GRANT ->
+			/* journal.PlanGrant: epoch as named, nobody holds; condUpdate
+			 * WHERE position, epoch, holder = '' */
+			if
+			:: re[k] == w_epoch && w_holder == NOBODY && w_pos + 1 <= MAXPOS ->
+				w_pos++;
+				start_epoch(NAME(me));
+				re[k] = w_epoch; rs[k] = w_gpos;
+				printf("store: grants H%d epoch %d at %d\n", me, w_epoch, w_pos);
+				res = Q_OK
+			:: else -> skip
+			fi
+		fi;
+		printf("store: H%d's request kind %d (epoch %d) applied: %d (head: epoch %d holder %d rem %d pos %d)\n",
+			me, rk[k], re[k], res, w_epoch, w_holder, w_rem, w_pos);
+		if
+		:: k % 2 == 0 -> rst[k] = res    /* the answer is in flight to the caller */
+		:: else -> clear_slot(k)         /* an orphan: nobody waits for it */
+		fi;
+		res = 0;
+		inv()
+	}
+	:: STEP {
+		/* an orphaned request is lost: a write never made */
+		k % 2 == 1 && rst[k] == Q_INFL -> clear_slot(k)
+	}
+	od
+}
+
+/* ------------------------------------------------------------- a holder */
+/* sim/world.go worldLoop; world/appender.go */
+inline send(i, kind, e, seen) {
+	rk[2 * i] = kind; re[2 * i] = e; rs[2 * i] = seen; rg[2 * i] = GEN(i); rst[2 * i] = Q_INFL;
+	sage[i] = 0
+}
+
+inline drop(i) {
+	hep[i] = 0; hgat[i] = 0; hren[i] = 0; age[i] = 0; prep[i] = 0
+}
+
+/* the outstanding call leaves the caller (timeout or crash): the request,
+ * if not applied yet, stays in the network as an orphan (if the orphan slot
+ * is taken, it is lost); an answer in flight is discarded */
+inline orphan(i) {
+	if
+	:: rst[2 * i] == Q_INFL && rst[2 * i + 1] == Q_FREE ->
+		rk[2 * i + 1] = rk[2 * i]; re[2 * i + 1] = re[2 * i]; rs[2 * i + 1] = rs[2 * i];
+		rg[2 * i + 1] = rg[2 * i]; rst[2 * i + 1] = Q_INFL
+	:: else -> skip
+	fi;
+	clear_slot(2 * i); sage[i] = 0
+}
+
+#ifdef BUG_ADOPT_OLD_EPOCH
+#define NEWER(i) (w_epoch >= gstart[i])
+#else
+#define NEWER(i) (w_epoch > gstart[i])
+#endif
+#ifdef SIM_READOPT
+#define NOT_HANDED(i) true
+#else
+#define NOT_HANDED(i) (w_epoch > hoff[i])
+#endif
+
+proctype Holder(byte i) {
+end:
+	do
+	/* ------------------------------------------------------- faults */
+	:: STEP {
+		/* crash: the process restarts under the SAME name, its memory lost;
+		 * its outstanding request may still land (an orphan). The new
+		 * generation's first look at the head sets startEpoch (earliest:
+		 * now, the most permissive for adoption). */
+		inc[i] < MAXINC ->
+		orphan(i);
+		inc[i]++;
+		drop(i); hoff[i] = 0;
+		gstart[i] = w_epoch;
+		printf("H%d crashes and restarts as generation %d (same name; start epoch %d)\n", i, GEN(i), gstart[i]);
+		inv()
+	}
+	:: STEP {
+		/* the call times out: the caller moves on; the request may still land */
+		rst[2 * i] != Q_FREE -> orphan(i);
+		printf("H%d: call timed out\n", i)
+	}
+
+	/* ----------------------------------- adoption: sim/world.go worldLoop */
+	:: STEP {
+		/* WorldGet: adopt only an epoch given to this name after this
+		 * generation started (a handoff or sweep grant to it, or its own
+		 * grant landing late), never one it handed off */
+		hep[i] == 0 && rst[2 * i] == Q_FREE && w_holder == NAME(i) && NEWER(i) && NOT_HANDED(i) ->
+		adopt(i, w_epoch, w_gpos);
+		inv()
+	}
+	:: STEP {
+		/* journal.PlanGrant, asked while nobody holds, naming the epoch read */
+		hep[i] == 0 && rst[2 * i] == Q_FREE && w_holder == NOBODY ->
+		send(i, R_GRANT, w_epoch, 0);
+		printf("H%d asks for a grant (epoch %d current)\n", i, w_epoch)
+	}
+
+	/* ------------------------------------------ renew: journal.PlanRenew */
+	:: STEP {
+		/* synchronous before the first append after adoption; any time after */
+		hep[i] != 0 && rst[2 * i] == Q_FREE && !prep[i] ->
+		send(i, R_RENEW, hep[i], 0);
+		printf("H%d renews epoch %d (runway counts from this send)\n", i, hep[i])
+	}
+
+	/* --------------------------------------- append: world/appender.go */
+	:: STEP {
+		/* lease.Runway(sent, now, tm) > 0 under the most generous reading */
+		hep[i] != 0 && hren[i] && age[i] < T_LEASE && !prep[i] && rst[2 * i] == Q_FREE ->
+		prep[i] = 1;
+		printf("H%d: runway check passes (age %d): appends next\n", i, age[i])
+	}
+	:: STEP {
+		/* the send, after any pause; seen_position is what its mirror has
+		 * replayed: its grant, or the head (the most permissive) */
+		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE ->
+		prep[i] = 0;
+		if
+		:: send(i, R_APPEND, hep[i], hgat[i])
+		:: send(i, R_APPEND, hep[i], w_pos)
+		fi;
+		printf("H%d sends an append under epoch %d, seen %d\n", i, hep[i], rs[2 * i])
+	}
+
+	/* ------------------------------------- handoff: journal.PlanHandoff */
+	:: STEP {
+		/* to the other holder (home → spill, or the handback); the holder
+		 * stops acting under the epoch at the send */
+		hep[i] != 0 && hren[i] && rst[2 * i] == Q_FREE && !prep[i] ->
+		send(i, R_HANDOFF, hep[i], 0);
+		hoff[i] = hep[i];
+		printf("H%d hands epoch %d off to H%d\n", i, hep[i], 1 - i);
+		drop(i)
+	}
+
+	/* --------------------------------------------------------- answers */
+	:: STEP {
+		rst[2 * i] == Q_OK || rst[2 * i] == Q_NO || rst[2 * i] == Q_SEEN ->
+		if
+		:: rk[2 * i] == R_RENEW && hep[i] == re[2 * i] && rst[2 * i] == Q_OK ->
+			/* worldHolder.change: h.sent = the send */
+			if :: !hren[i] || sage[i] < age[i] -> age[i] = sage[i] :: else -> skip fi;
+			hren[i] = 1;
+			printf("H%d: renewal confirmed, runway age %d\n", i, age[i])
+		:: rk[2 * i] == R_RENEW && hep[i] == re[2 * i] && rst[2 * i] != Q_OK ->
+			drop(i); printf("H%d: renewal refused: drops its epoch\n", i)
+		:: rk[2 * i] == R_APPEND && hep[i] == re[2 * i] && rst[2 * i] == Q_NO ->
+			drop(i); printf("H%d: append fenced: drops its epoch\n", i)
+		:: rk[2 * i] == R_GRANT && rst[2 * i] == Q_OK && hep[i] == 0 ->
+			adopt(i, re[2 * i], rs[2 * i])
+		:: else -> skip
+		fi;
+		clear_slot(2 * i); sage[i] = 0;
+		inv()
+	}
+	od
+}
+
+init {
+	gat_of[1] = 1;
+	atomic {
+		run Net(0); run Net(1); run Net(2); run Net(3);
+		run Holder(0); run Holder(1)
+	}
+}
