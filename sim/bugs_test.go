@@ -20,13 +20,13 @@ import (
 // seeds — so the invariants are shown to bite, not merely to pass.
 func TestPlantedBugsAreCaught(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		set  *bool
+		name, flag string
+		set        *bool
 	}{
-		{"complete without the fence check", &bugs.SkipCompleteFence},
-		{"no side-effect gate", &bugs.SkipGate},
-		{"drain revives an expired or lost lease", &bugs.DrainRevives},
-		{"runway from the answer, not the send", &bugs.RunwayFromAnswer},
+		{"complete without the fence check", "complete-fence", &bugs.SkipCompleteFence},
+		{"no side-effect gate", "gate", &bugs.SkipGate},
+		{"drain revives an expired or lost lease", "revive", &bugs.DrainRevives},
+		{"runway from the answer, not the send", "runway-answer", &bugs.RunwayFromAnswer},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			*c.set = true
@@ -36,8 +36,8 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 				r, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir()})
 				require.NoError(t, err)
 				if !r.OK() {
-					t.Logf("caught at seed %d of 1000 (%v): %s\n  replay: %s -tags simbugs",
-						seed, time.Since(start).Round(time.Millisecond), r.Violations[0], sim.Replay(seed))
+					t.Logf("caught at seed %d of 1000 (%v): %s\n  replay: go run -tags simbugs ./cmd/leasehold sim --bug %s --seeds 1 --from %d --verbose",
+						seed, time.Since(start).Round(time.Millisecond), r.Violations[0], c.flag, seed)
 					return
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/bugs"
 	"github.com/leasehold/leasehold/sim"
 )
 
@@ -23,8 +24,16 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "seeds simulated at once")
 	verbose := fs.Bool("verbose", false, "print each seed's figures and, for a single seed, its whole trace")
 	dir := fs.String("dir", defaultSimDir(), "folder for the per-seed SQLite files (a tmpfs is fastest)")
+	bug := fs.String("bug", "", "plant one bug to see it caught (complete-fence, gate, revive, runway-answer); needs a -tags simbugs build")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *bug != "" {
+		reset, err := bugs.Set(*bug)
+		if err != nil {
+			return err
+		}
+		defer reset()
 	}
 	if *seeds < 1 || *jobs < 1 {
 		return fmt.Errorf("--seeds and --jobs must be at least 1")
@@ -122,11 +131,20 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(out, "violations: %d seeds failed; first: seed %d\n  %s\n  knobs: %s\n  replay: %s\n  trace (last events):\n",
-		failed, first.Seed, first.Violations[0], first.Knobs, sim.Replay(first.Seed))
+		failed, first.Seed, first.Violations[0], first.Knobs, replay(first.Seed, *bug))
 	for _, l := range first.Trace {
 		fmt.Fprintln(out, "    "+l)
 	}
 	return auditFailed{}
+}
+
+// replay is the command that replays seed exactly (with the planted bug,
+// if one was).
+func replay(seed uint64, bug string) string {
+	if bug == "" {
+		return sim.Replay(seed)
+	}
+	return fmt.Sprintf("go run -tags simbugs ./cmd/leasehold sim --bug %s --seeds 1 --from %d --verbose", bug, seed)
 }
 
 func bar(n int) string {

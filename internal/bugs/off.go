@@ -2,6 +2,8 @@
 
 package bugs
 
+import "fmt"
+
 // The planted bugs, all off and constant in a normal build.
 const (
 	// SkipCompleteFence: RunComplete drops `AND fence = $f` (SQLite driver).
@@ -19,3 +21,8 @@ const (
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).
 const Enabled = false
+
+// Set refuses: only a -tags simbugs build can plant a bug.
+func Set(name string) (reset func(), err error) {
+	return nil, fmt.Errorf("bugs: cannot plant %q: build with -tags simbugs", name)
+}

@@ -2,6 +2,8 @@
 
 package bugs
 
+import "fmt"
+
 // The planted bugs, settable in a -tags simbugs build; see off.go. Set at
 // most one, before a simulation starts, and reset it after.
 var (
@@ -13,3 +15,15 @@ var (
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).
 const Enabled = true
+
+// Set turns on the bug named (complete-fence, gate, revive,
+// runway-answer) and returns the function that turns it off.
+func Set(name string) (reset func(), err error) {
+	sw, ok := map[string]*bool{"complete-fence": &SkipCompleteFence, "gate": &SkipGate,
+		"revive": &DrainRevives, "runway-answer": &RunwayFromAnswer}[name]
+	if !ok {
+		return nil, fmt.Errorf("bugs: unknown bug %q (complete-fence, gate, revive, runway-answer)", name)
+	}
+	*sw = true
+	return func() { *sw = false }, nil
+}
