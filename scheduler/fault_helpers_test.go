@@ -54,9 +54,17 @@ func faultStores(t *testing.T) (direct, proxied *postgres.Driver, proxy *faultpr
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
 	u.Host = proxy.Addr()
-	proxied, err = postgres.Open(ctx, postgres.Config{URL: u.String(), Schema: schema,
-		AcquireTimeout:   scaledDown(postgres.DefaultAcquireTimeout),
-		StatementTimeout: scaledDown(postgres.DefaultStatementTimeout)})
+	// Open checks a connection within the (scaled, 67 ms) acquire timeout;
+	// a loaded machine can miss that before any fault is on, so retry.
+	for try := 0; ; try++ {
+		proxied, err = postgres.Open(ctx, postgres.Config{URL: u.String(), Schema: schema,
+			AcquireTimeout:   scaledDown(postgres.DefaultAcquireTimeout),
+			StatementTimeout: scaledDown(postgres.DefaultStatementTimeout)})
+		if err == nil || try == 20 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	require.NoError(t, err)
 	// Closed before the proxy (cleanups run last-in first-out).
 	t.Cleanup(func() { proxied.Close() })
