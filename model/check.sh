@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# check.sh — model-check lease.pml with spin (see README.md).
+# check.sh — model-check lease.pml (runs) and world.pml (worlds) with spin
+# (see README.md).
 #
 #   model/check.sh                 the correct model: exhaustive, must report 0 errors
-#   model/check.sh all             correct, cover, every planted bug and the known limit
+#   model/check.sh all             correct, cover, every planted bug and the known
+#                                  limit, then world and world-bugs
+#   model/check.sh world-bugs      the world model's planted bugs and finding
 #   model/check.sh VARIANT...      any of the variants below
 #
 # Variants:
@@ -23,6 +26,15 @@
 #   fenced-reconcile     -DFENCED_RECONCILE -DLIMIT_ZOMBIE_DOUBLE: the remedy
 #                        for that limit (the reconcile query carries the asker's
 #                        token); exhaustive, must report 0 errors. Not in `all`.
+# World variants (world.pml: the lease inside the journal, SPEC §4):
+#   world                the correct world model: exhaustive, 0 errors
+#   world-cover          as cover, for world.pml
+#   world-no-epoch-check -DBUG_WORLD_NO_EPOCH_CHECK expects W1
+#   world-adopt-old-epoch -DBUG_ADOPT_OLD_EPOCH    expects W3
+#   world-renew-revives  -DBUG_RENEW_REVIVES        expects W5
+#   world-sim-readopt    -DSIM_READOPT: sim/world.go's adoption rule as written
+#                        (may re-adopt an epoch whose handoff is in flight)
+#                        expects W4 (a finding, see README.md)
 # A bug variant searches breadth-first (-DBFS: the shortest counterexample),
 # fails unless it finds one violating an expected property, and prints it:
 # the model's narration (spin -t) and the trail (spin -t -p, one line per step).
@@ -33,7 +45,6 @@
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-model="$here/lease.pml"
 hash_w=${PAN_MEM_HASH:-24}
 extra=${SPIN_DEFS:-}
 
@@ -57,6 +68,12 @@ variant_defs() {
 	bad-timing) echo "-DD_STOP=5" ;;
 	limit-zombie-double) echo "-DLIMIT_ZOMBIE_DOUBLE" ;;
 	fenced-reconcile) echo "-DFENCED_RECONCILE -DLIMIT_ZOMBIE_DOUBLE" ;;
+	world) echo "" ;;
+	world-cover) echo "-DCOVER" ;;
+	world-no-epoch-check) echo "-DBUG_WORLD_NO_EPOCH_CHECK" ;;
+	world-adopt-old-epoch) echo "-DBUG_ADOPT_OLD_EPOCH" ;;
+	world-renew-revives) echo "-DBUG_RENEW_REVIVES" ;;
+	world-sim-readopt) echo "-DSIM_READOPT" ;;
 	*) return 1 ;;
 	esac
 }
@@ -69,6 +86,16 @@ variant_expect() { # an extended regexp over the first VIOLATED_ name
 	silent-rerun) echo '^VIOLATED_P3[abc]_' ;;
 	bad-timing) echo '^VIOLATED_P4r_' ;;
 	limit-zombie-double) echo '^VIOLATED_LIMIT_' ;;
+	world-no-epoch-check) echo '^VIOLATED_W1_' ;;
+	world-adopt-old-epoch) echo '^VIOLATED_W3_' ;;
+	world-renew-revives) echo '^VIOLATED_W5_' ;;
+	world-sim-readopt) echo '^VIOLATED_W4_' ;;
+	esac
+}
+variant_model() { # the model file of a variant
+	case "$1" in
+	world*) echo "world.pml" ;;
+	*) echo "lease.pml" ;;
 	esac
 }
 
@@ -93,18 +120,19 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 		return 2
 	fi
 	defs="$defs $extra"
-	local dir
+	local dir mf
+	mf=$(variant_model "$v")
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-model-$v.XXXXXX")
-	cp "$model" "$dir/lease.pml"
+	cp "$here/$mf" "$dir/$mf"
 	local is_bug=0 cflags="-DSAFETY" panflags="-m200000 -w$hash_w"
-	case "$v" in correct | cover | fenced-reconcile) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
+	case "$v" in correct | cover | fenced-reconcile | world | world-cover) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
 
-	echo "=== $v: spin -a $(echo $defs) lease.pml && gcc -O2 $cflags -o pan pan.c && ./pan $panflags"
+	echo "=== $v: spin -a $(echo $defs) $mf && gcc -O2 $cflags -o pan pan.c && ./pan $panflags"
 	local start end
 	start=$(date +%s.%N)
 	(
 		cd "$dir" &&
-			spin -a $defs lease.pml >spin.out 2>&1 &&
+			spin -a $defs "$mf" >spin.out 2>&1 &&
 			gcc -O2 -w $cflags -o pan pan.c >gcc.out 2>&1
 	) || {
 		echo "  FAIL: spin -a or gcc failed:"
@@ -129,19 +157,19 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 		if [ "$errs" != 0 ]; then
 			echo "  FAIL: $errs error(s) in the $v model:"
 			grep -E 'assertion violated|invalid end state \(' "$dir/pan.out" | head -5
-			(cd "$dir" && spin -t $defs lease.pml 2>&1 | grep -v '^[[:space:]]*$' | head -200)
+			(cd "$dir" && spin -t $defs "$mf" 2>&1 | grep -v '^[[:space:]]*$' | head -200)
 			ok=1
 		elif grep -qE 'Search not completed|max search depth too small' "$dir/pan.out"; then
 			echo "  FAIL: the search was not exhaustive:"
 			grep -E 'Search not completed|max search depth too small' "$dir/pan.out"
 			ok=1
 		fi
-		if [ $ok = 0 ] && [ "$v" = cover ]; then
+		if [ $ok = 0 ] && { [ "$v" = cover ] || [ "$v" = world-cover ]; }; then
 			# every statement but the VIOLATED branches of CHECK (printf,
 			# assert) and the processes' unreachable ends must be reached
 			local unreached
 			unreached=$(sed -n '/^unreached in/,$p' "$dir/pan.out" |
-				grep -E '^[[:space:]]+lease\.pml:[0-9]+, state' |
+				grep -E "^[[:space:]]+${mf%.pml}\\.pml:[0-9]+, state" |
 				grep -vE "printf\('\\\\n'\)|\"assert\(|\"-end-\"" || true)
 			if [ -n "$unreached" ]; then
 				echo "  FAIL: reachable-code check: statements never reached:"
@@ -158,7 +186,7 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 			ok=1
 		else
 			local narration first expect
-			narration=$(cd "$dir" && spin -t $defs lease.pml 2>&1)
+			narration=$(cd "$dir" && spin -t $defs "$mf" 2>&1)
 			first=$(printf '%s\n' "$narration" | grep -oE 'VIOLATED_[A-Za-z0-9_]+' | head -1)
 			expect=$(variant_expect "$v")
 			grep -E 'assertion violated' "$dir/pan.out" | head -1 | sed 's/^/  /'
@@ -167,7 +195,7 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 			printf '%s\n' "$narration" | sed -n '1,/^spin: trail ends/p' |
 				grep -vE '^[[:space:]]*$|^spin: (text of failed|.*value .* truncated)' | sed 's/^[[:space:]]*/    /; s/[[:space:]]*$//'
 			echo "  --- trail, one line per step (spin -t -p):"
-			(cd "$dir" && spin -t -p $defs lease.pml >trail.txt 2>&1)
+			(cd "$dir" && spin -t -p $defs "$mf" >trail.txt 2>&1)
 			awk '/^[[:space:]]*[0-9]+:[[:space:]]+proc/ { n = $1; if (n != last) { print "    " $0; last = n } }' "$dir/trail.txt" |
 				sed 's/[[:space:]][[:space:]]*/ /g; s/^ */    /' | cut -c1-170 | head -120
 			if [ -z "$first" ] || ! printf '%s\n' "$first" | grep -qE "$expect"; then
@@ -189,8 +217,17 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 variants=("$@")
 [ ${#variants[@]} -eq 0 ] && variants=(correct)
 if [ "${variants[0]}" = all ]; then
-	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double)
+	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double world world-cover world-bugs)
 fi
+expanded=()
+for v in "${variants[@]}"; do
+	if [ "$v" = world-bugs ]; then
+		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt)
+	else
+		expanded+=("$v")
+	fi
+done
+variants=("${expanded[@]}")
 
 status=0
 failed=()

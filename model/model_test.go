@@ -67,7 +67,7 @@ var (
 func TestModel(t *testing.T) {
 	// Read the inputs here too: go test caches a result by the files the
 	// test process itself opens, and spin reads them in a child process.
-	for _, f := range []string{"lease.pml", "check.sh"} {
+	for _, f := range []string{"lease.pml", "world.pml", "check.sh"} {
 		if _, err := os.ReadFile(f); err != nil {
 			t.Fatal(err)
 		}
@@ -85,6 +85,24 @@ func TestModel(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Fatalf("output lacks %q", want)
 			}
+		}
+		for _, bad := range []string{"Search not completed", "max search depth too small", "VIOLATED_"} {
+			if strings.Contains(out, bad) {
+				t.Fatalf("output contains %q", bad)
+			}
+		}
+	})
+
+	// The world model (world.pml): the lease inside the journal.
+	t.Run("world", func(t *testing.T) {
+		t.Parallel()
+		out := runCheck(t, "world")
+		m := reErrors.FindStringSubmatch(out)
+		if m == nil || m[1] != "0" {
+			t.Fatalf("the correct world model must report 0 errors; got %v", m)
+		}
+		if !strings.Contains(out, "PASS: world: 0 errors, exhaustive") {
+			t.Fatal("output lacks the world model's PASS line")
 		}
 		for _, bad := range []string{"Search not completed", "max search depth too small", "VIOLATED_"} {
 			if strings.Contains(out, bad) {
@@ -119,6 +137,13 @@ func TestModel(t *testing.T) {
 		// A documented limit, not a bug: if it stops producing a
 		// counterexample, the protocol changed and README.md must say so.
 		{"limit-zombie-double", regexp.MustCompile(`^VIOLATED_LIMIT_one_accepted_invocation$`)},
+		// The world model's planted bugs.
+		{"world-no-epoch-check", regexp.MustCompile(`^VIOLATED_W1_append_fenced_at_commit$`)},
+		{"world-adopt-old-epoch", regexp.MustCompile(`^VIOLATED_W3_one_holder_per_epoch$`)},
+		{"world-renew-revives", regexp.MustCompile(`^VIOLATED_W5_expiry_is_absorbing$`)},
+		// A finding: sim/world.go's adoption rule as written lets a holder
+		// re-adopt an epoch whose handoff is still in flight (README.md).
+		{"world-sim-readopt", regexp.MustCompile(`^VIOLATED_W4_belief_implies_lease$`)},
 	}
 	for _, b := range bugs {
 		t.Run(b.variant, func(t *testing.T) {

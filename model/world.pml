@@ -12,7 +12,7 @@
  *   - One world; NH = 2 holders, H0 = the world's home (the sweep grants it),
  *     H1 a spill node. Each crashes at most MAXINC (default 1) times and
  *     restarts under the same name with its memory lost.
- *   - Positions: the journal stops growing at MAXPOS (default 8): a write
+ *   - Positions: the journal stops growing at MAXPOS (default 5): a write
  *     that would pass it is never applied (the request may still be lost).
  *     Every lease change writes entries (renew 1, handoff 1, grant 1,
  *     revoke 1, sweep 2), so this bounds the number of lease changes and
@@ -64,7 +64,7 @@
 
 /* ---------------------------------------------------------------- bounds */
 #ifndef MAXPOS
-#define MAXPOS 8
+#define MAXPOS 5
 #endif
 #ifndef MAXINC
 #define MAXINC 1
@@ -128,7 +128,7 @@ bool prep[NH];      /* an append passed its runway check, not yet sent (a pause 
 byte rk[2 * NH];    /* kind */
 byte re[2 * NH];    /* the epoch it names; for an accepted grant, the new epoch */
 byte rs[2 * NH];    /* seen_position (append); for an accepted grant, its position */
-byte rg[2 * NH];    /* ghost: the sending generation */
+byte rg[2 * NH];    /* ghost: the sending generation (appends only) */
 byte rst[2 * NH];   /* Q_* */
 byte sage[NH];      /* now − send of holder i's outstanding call */
 
@@ -166,7 +166,7 @@ inline adopt(i, e, g) {
 	CHECK(VIOLATED_W3_one_holder_per_epoch, adopter[e] == 0 || adopter[e] == GEN(i));
 	adopter[e] = GEN(i);
 	hep[i] = e; hgat[i] = g; hren[i] = 0; age[i] = 0;
-	printf("H%d (generation %d) adopts epoch %d (granted at %d)\n", i, GEN(i), e, g)
+	printf("H%d (generation id %d) adopts epoch %d (granted at %d)\n", i, GEN(i), e, g)
 }
 
 /* ------------------------------------------------------------ the clock */
@@ -175,10 +175,12 @@ end:
 	do
 	:: STEP {
 		if :: w_rem > 0 -> w_rem-- :: else -> skip fi;
-		if :: age[0] < AGEMAX -> age[0]++ :: else -> skip fi;
-		if :: age[1] < AGEMAX -> age[1]++ :: else -> skip fi;
-		if :: rst[0] != Q_FREE && sage[0] < AGEMAX -> sage[0]++ :: else -> skip fi;
-		if :: rst[2] != Q_FREE && sage[1] < AGEMAX -> sage[1]++ :: else -> skip fi;
+		/* ages are kept only where a guard reads them (a confirmed
+		 * renewal; a renewal in flight), else 0: fewer states */
+		if :: hren[0] && age[0] < AGEMAX -> age[0]++ :: else -> skip fi;
+		if :: hren[1] && age[1] < AGEMAX -> age[1]++ :: else -> skip fi;
+		if :: rk[0] == R_RENEW && sage[0] < AGEMAX -> sage[0]++ :: else -> skip fi;
+		if :: rk[2] == R_RENEW && sage[1] < AGEMAX -> sage[1]++ :: else -> skip fi;
 		printf("  clock +1: lease rem %d; H0 age %d; H1 age %d\n", w_rem, age[0], age[1]);
 		inv()
 	}
@@ -313,7 +315,8 @@ end:
 /* ------------------------------------------------------------- a holder */
 /* sim/world.go worldLoop; world/appender.go */
 inline send(i, kind, e, seen) {
-	rk[2 * i] = kind; re[2 * i] = e; rs[2 * i] = seen; rg[2 * i] = GEN(i); rst[2 * i] = Q_INFL;
+	rk[2 * i] = kind; re[2 * i] = e; rs[2 * i] = seen; rst[2 * i] = Q_INFL;
+	rg[2 * i] = (kind == R_APPEND -> GEN(i) : 0);
 	sage[i] = 0
 }
 
@@ -359,7 +362,7 @@ end:
 		inc[i]++;
 		drop(i); hoff[i] = 0;
 		gstart[i] = w_epoch;
-		printf("H%d crashes and restarts as generation %d (same name; start epoch %d)\n", i, GEN(i), gstart[i]);
+		printf("H%d crashes and restarts as generation id %d (same name; start epoch %d)\n", i, GEN(i), gstart[i]);
 		inv()
 	}
 	:: STEP {
@@ -401,14 +404,19 @@ end:
 	}
 	:: STEP {
 		/* the send, after any pause; seen_position is what its mirror has
-		 * replayed: its grant, or the head (the most permissive) */
+		 * replayed: its own grant (sim/world.go) ... */
 		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE ->
 		prep[i] = 0;
-		if
-		:: send(i, R_APPEND, hep[i], hgat[i])
-		:: send(i, R_APPEND, hep[i], w_pos)
-		fi;
-		printf("H%d sends an append under epoch %d, seen %d\n", i, hep[i], rs[2 * i])
+		send(i, R_APPEND, hep[i], hgat[i]);
+		printf("H%d sends an append under epoch %d, seen %d (its grant)\n", i, hep[i], rs[2 * i])
+	}
+	:: STEP {
+		/* ... or the head at the send (a mirror caught up: the most
+		 * permissive; a d_step picks one branch, hence two steps) */
+		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE && w_pos != hgat[i] ->
+		prep[i] = 0;
+		send(i, R_APPEND, hep[i], w_pos);
+		printf("H%d sends an append under epoch %d, seen %d (the head)\n", i, hep[i], rs[2 * i])
 	}
 
 	/* ------------------------------------- handoff: journal.PlanHandoff */

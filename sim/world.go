@@ -31,7 +31,9 @@ type worldHolder struct {
 	me         string
 	startEpoch int64 // the epoch when this generation first looked: older epochs are not its own
 	epoch      int64 // the epoch this generation holds, 0 if none
+	given      int64 // the highest epoch this generation tried to hand off: never adopted again
 	grantedAt  int64
+	head       int64     // the head position at the last read: how far the mirror has replayed
 	sent       time.Time // send time of the last confirmed write that set the expiry
 	seq        int
 }
@@ -57,11 +59,14 @@ func (p *proc) worldLoop(t *thread) {
 		if h.startEpoch < 0 {
 			h.startEpoch = w.Epoch
 		}
+		h.head = w.Position
 		if h.epoch == 0 {
 			// Adopt only an epoch given to this holder after this
 			// generation started: an older one may be a dead
 			// generation's, whose writes may still be in flight.
-			if w.Holder == h.me && w.Epoch > h.startEpoch {
+			// Nor an epoch it handed off itself: the handoff may still be
+			// in flight (the Promela model's world-sim-readopt).
+			if w.Holder == h.me && w.Epoch > max(h.startEpoch, h.given) {
 				h.epoch, h.grantedAt = w.Epoch, w.GrantedAt
 				e := h.epoch // the request is what was sent, whenever it lands
 				if !h.change(t, "renew", "", func(st journal.State, now time.Time) (journal.Plan, error) {
@@ -87,6 +92,7 @@ func (p *proc) worldLoop(t *thread) {
 			}
 		case r == 1 && len(s.procs) > 1:
 			to := nodeName((p.id + 1 + s.loop.rng.IntN(len(s.procs)-1)) % len(s.procs))
+			h.given = max(h.given, e)
 			if h.change(t, "handoff", to, func(st journal.State, now time.Time) (journal.Plan, error) {
 				return journal.PlanHandoff(st, now, h.me, to, e, tm.Lease)
 			}) {
@@ -138,10 +144,16 @@ func (h *worldHolder) append(t *thread, n int) {
 	if lease.Runway(h.sent, p.clock.Now(), s.knobs.Timing) <= 0 {
 		return
 	}
+	// The mirror may have replayed up to the grant or further, to the
+	// head it last read: seen_position is either.
+	seen := h.grantedAt
+	if s.loop.rng.IntN(2) == 0 {
+		seen = max(seen, h.head)
+	}
 	reqs := make([]journal.AppendRequest, n)
 	for i := range reqs {
 		h.seq++
-		reqs[i] = journal.AppendRequest{Holder: h.me, Epoch: h.epoch, SeenPosition: h.grantedAt, Kind: "x",
+		reqs[i] = journal.AppendRequest{Holder: h.me, Epoch: h.epoch, SeenPosition: seen, Kind: "x",
 			Payload: []byte(fmt.Sprintf(`{"by":%q,"n":%d}`, p.owner, h.seq))}
 	}
 	var outs []journal.AppendOutcome
