@@ -352,8 +352,10 @@ func TestCrashedWorkerIsReclaimedWithinBoundAndCompletesElsewhere(t *testing.T) 
 						return fmt.Errorf("second: %v, want it uncertain", err)
 					}
 					uncertain = append(uncertain, ue)
-					// Reconcile with the downstream system, by idempotency key.
-					happened, err := wc.Has(ctx, key("second"))
+					// Reconcile with the downstream system, by idempotency key
+					// and with this holder's token, so a lower one is refused
+					// from now on.
+					happened, err := wc.Reconcile(ctx, key("second"), r.Fence)
 					if err != nil {
 						return err
 					}

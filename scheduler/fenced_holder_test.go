@@ -126,8 +126,9 @@ func TestReclaimedHolderIsFencedOutAndTheWitnessSeesEachEffectOnce(t *testing.T)
 						return err
 					}
 					uncertain++
-					// Reconcile with the downstream system, by idempotency key.
-					if err := r.ResolveEffect(ctx, "email", wit.Has(fmt.Sprintf("%d:email", r.ID)), nil); err != nil {
+					// Reconcile with the downstream system, by idempotency key
+					// and with this holder's token.
+					if err := r.ResolveEffect(ctx, "email", wit.Reconcile(fmt.Sprintf("%d:email", r.ID), r.Fence), nil); err != nil {
 						return err
 					}
 					if _, err := r.Effect(ctx, "email", time.Second, func(ctx context.Context, tok scheduler.EffectToken) ([]byte, error) {

@@ -132,7 +132,7 @@ func TestPartitionedWorkerSelfStopsAndAnotherTakesOver(t *testing.T) {
 					mu.Lock()
 					uncertain[idem(i)]++
 					mu.Unlock()
-					if err := r.ResolveEffect(ctx, keyOf(i), wit.Has(idem(i)), nil); err != nil {
+					if err := r.ResolveEffect(ctx, keyOf(i), wit.Reconcile(idem(i), r.Fence), nil); err != nil {
 						return err
 					}
 					continue

@@ -19,7 +19,7 @@ import (
 )
 
 // The observer is the parent's HTTP server: the witness (its own handler,
-// for POST /invoke and GET /has) plus the reports of the worker processes.
+// for POST /invoke, GET /has and POST /reconcile) plus the reports of the worker processes.
 //
 //	POST /uncertain  uncertainReport   an effect found uncertain, before it is reconciled
 //	POST /ack        ackReport         an event acknowledged by Step
@@ -113,6 +113,11 @@ func newObserver(t *testing.T) (*observer, *httptest.Server) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /invoke", o.invoke)
 	mux.Handle("GET /has", o.inner)
+	mux.HandleFunc("POST /reconcile", func(rw http.ResponseWriter, req *http.Request) {
+		o.mu.Lock() // it raises the witness's token floor: keep the log's order
+		defer o.mu.Unlock()
+		o.inner.ServeHTTP(rw, req)
+	})
 	mux.HandleFunc("POST /uncertain", report(o, func(r uncertainReport) {
 		o.log = append(o.log, observation{At: time.Now(), Key: r.Key, Fence: r.Fence, Uncertain: true,
 			IntentFence: r.IntentFence, Owner: r.Owner})

@@ -221,7 +221,7 @@ func (h *handler) effect(ctx context.Context, r *scheduler.Run, key string) erro
 			IntentFence: ue.IntentFence}); err != nil {
 			return fmt.Errorf("reporting uncertain %s: %w", idem, err)
 		}
-		happened, err := h.wit.Has(ctx, idem)
+		happened, err := h.wit.Reconcile(ctx, idem, r.Fence) // raises the token floor to ours
 		if err != nil {
 			return fmt.Errorf("reconciling %s: %w", idem, err)
 		}

@@ -17,6 +17,7 @@ import (
 //
 //	POST /invoke?key=K&fence=F   200 accepted; 409 refused (stale token); 400 bad input
 //	GET  /has?key=K              200 {"has": true|false}
+//	POST /reconcile?key=K&fence=F 200 {"has": true|false}, and tokens below F are refused from now on
 func (w *Witness) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /invoke", func(rw http.ResponseWriter, req *http.Request) {
@@ -41,6 +42,16 @@ func (w *Witness) Handler() http.Handler {
 		}
 		rw.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(rw).Encode(hasBody{Has: w.Has(key)})
+	})
+	mux.HandleFunc("POST /reconcile", func(rw http.ResponseWriter, req *http.Request) {
+		key := req.URL.Query().Get("key")
+		fence, err := strconv.ParseInt(req.URL.Query().Get("fence"), 10, 64)
+		if key == "" || err != nil {
+			http.Error(rw, "witness: key and an integer fence are required", http.StatusBadRequest)
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(rw).Encode(hasBody{Has: w.Reconcile(key, fence)})
 	})
 	return mux
 }
@@ -93,6 +104,24 @@ func (c *Client) Has(ctx context.Context, key string) (bool, error) {
 	var b hasBody
 	if err := json.Unmarshal([]byte(body), &b); err != nil {
 		return false, fmt.Errorf("witness: has %q: %w", key, err)
+	}
+	return b.Has, nil
+}
+
+// Reconcile asks, as Witness.Reconcile does, whether a call under key was
+// accepted, raising the lowest accepted token to fence.
+func (c *Client) Reconcile(ctx context.Context, key string, fence int64) (bool, error) {
+	q := url.Values{"key": {key}, "fence": {strconv.FormatInt(fence, 10)}}
+	status, body, err := c.do(ctx, http.MethodPost, "/reconcile?"+q.Encode())
+	if err != nil {
+		return false, err
+	}
+	if status != http.StatusOK {
+		return false, fmt.Errorf("witness: reconcile %q: status %d: %s", key, status, body)
+	}
+	var b hasBody
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		return false, fmt.Errorf("witness: reconcile %q: %w", key, err)
 	}
 	return b.Has, nil
 }

@@ -75,3 +75,26 @@ func TestHTTPHandlerRefusesBadRequests(t *testing.T) {
 	_, err := witness.NewClient(srv.URL, srv.Client()).Has(context.Background(), "")
 	require.ErrorContains(t, err, "status 400")
 }
+
+// TestHTTPReconcileRaisesTheFloor: reconciling over HTTP answers as Has
+// does and refuses lower tokens afterwards.
+func TestHTTPReconcileRaisesTheFloor(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := witness.New()
+	srv := httptest.NewServer(w.Handler())
+	defer srv.Close()
+	c := witness.NewClient(srv.URL, srv.Client())
+	has, err := c.Reconcile(ctx, "9:charge", 3)
+	require.NoError(t, err)
+	require.False(t, has)
+	require.ErrorIs(t, c.Invoke(ctx, "9:charge", 1), witness.ErrStaleToken, "the paused holder's late, lower call")
+	require.NoError(t, c.Invoke(ctx, "9:charge", 3))
+	has, err = c.Reconcile(ctx, "9:charge", 3)
+	require.NoError(t, err)
+	require.True(t, has)
+	_, err = c.Reconcile(ctx, "9:charge", 0)
+	require.NoError(t, err)
+	_, err = witness.NewClient(srv.URL, srv.Client()).Reconcile(ctx, "", 1)
+	require.Error(t, err)
+}
