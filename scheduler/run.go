@@ -149,6 +149,13 @@ func (r *Run) Effect(ctx context.Context, key string, maxDur time.Duration,
 // ResolveEffect settles an uncertain effect after reconciling it: happened
 // records it as committed with result; otherwise the next Effect with that
 // key runs it again.
+//
+// Reconcile by asking the downstream system with the idempotency key AND
+// this run's fence (EffectToken.Fence), and have it refuse lower tokens for
+// that key from then on: otherwise a holder that paused before its call
+// could still be accepted after you found nothing and ran the effect
+// yourself (model/README.md, limit-zombie-double; internal/witness
+// Reconcile shows the downstream side).
 func (r *Run) ResolveEffect(ctx context.Context, key string, happened bool, result []byte) error {
 	_, err := r.store.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: r.ID, Fence: r.Fence, Key: key,
 		Committed: happened, Result: result})
