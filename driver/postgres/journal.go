@@ -74,10 +74,13 @@ func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParam
 	b.Queue("BEGIN")
 	dl, hasDeadline := ctx.Deadline()
 	if hasDeadline {
-		// The server gives up a little before the caller does, so a caller
-		// whose deadline passes hears "not written" from the server.
+		// The server gives up before the caller does, so a caller whose
+		// deadline passes hears "not written" from the server. The margin
+		// covers the round trip and a busy client's scheduling delay
+		// (a twentieth, at most 50ms, was too thin on a loaded machine:
+		// the caller gave up first and the append committed after).
 		left := time.Until(dl)
-		left -= min(left/20, 50*time.Millisecond)
+		left -= min(left/4, 250*time.Millisecond)
 		ms := fmt.Sprintf("%dms", max(left.Milliseconds(), 1))
 		b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", ms)
 	}
