@@ -37,7 +37,7 @@ func (k *Keeper) DrainOnce(ctx context.Context) error {
 	sent := k.now()
 	// A confirmation that arrives D_stop after its send is worthless (the
 	// holder has stopped itself by then), so no flush waits longer.
-	fctx, cancel := context.WithTimeout(ctx, k.t.Stop)
+	fctx, cancel := withFlushTimeout(ctx, k.t.Stop)
 	lost, err := k.cfg.Flusher.Flush(fctx, refs)
 	cancel()
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/leasehold/leasehold/keeper"
 )
 
 // errTimeout: the caller gave up waiting; the call may or may not have
@@ -75,15 +77,13 @@ func (p *proc) call(t *thread, name string, timeout time.Duration, op func() err
 	return res
 }
 
-// flushTimeout turns a keeper's flush context into a virtual timeout: its
-// deadline was set on the real clock a moment ago, so what is left of it
-// is the virtual time the keeper meant to wait.
-//
-// The keeper bounds a drain by D_stop and a gate's flush by the runway
-// left; the simulator waits exactly that long, as the real flush would.
+// flushTimeout is the virtual time a flush waits: exactly the timeout the
+// keeper gave it (D_stop for a drain, the runway left for a gate's flush),
+// read from its context — not what is left of the context's real-clock
+// deadline, which would make the schedule depend on the machine's speed.
 func (p *proc) flushTimeout(ctx context.Context) time.Duration {
-	if dl, ok := ctx.Deadline(); ok {
-		return max(time.Until(dl), 0)
+	if d, ok := keeper.FlushTimeout(ctx); ok {
+		return d
 	}
 	return p.s.knobs.CallTimeout
 }
