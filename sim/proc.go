@@ -53,16 +53,20 @@ func (p *proc) pause(why string) {
 	d := time.Duration(l.rng.Float64() * float64(s.knobs.PauseMax))
 	if l.rng.IntN(2) == 0 {
 		now := s.storeClock.Now()
-		earliest := time.Duration(-1)
+		// The minimum over a map: written so that the visiting order (Go
+		// randomizes it) cannot change the result, or the seed would not
+		// replay — a negative "left" once doubled as "none yet".
+		var earliest time.Duration
+		found := false
 		for id := range p.held {
 			if r := s.oracle.row(id); r.State == runs.StateRunning && r.Owner == p.owner {
-				if left := r.ExpiresAt.Sub(now); earliest < 0 || left < earliest {
-					earliest = left
+				if left := r.ExpiresAt.Sub(now); !found || left < earliest {
+					earliest, found = left, true
 				}
 			}
 		}
-		if earliest >= 0 {
-			d = earliest + time.Duration(l.rng.Int64N(int64(s.knobs.Timing.Poll+s.knobs.ReclaimLagMax)+1))
+		if found {
+			d = max(earliest, 0) + time.Duration(l.rng.Int64N(int64(s.knobs.Timing.Poll+s.knobs.ReclaimLagMax)+1))
 		}
 	}
 	s.pauses++

@@ -113,7 +113,10 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(tmp, "sim.db"), Clock: s.storeClock, Logger: slog.New(slog.DiscardHandler)})
+	// One reader connection: which pooled connection serves a read must
+	// not depend on the machine (database/sql opens and hands them out
+	// from its own goroutines).
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(tmp, "sim.db"), Clock: s.storeClock, Logger: slog.New(slog.DiscardHandler), ReadConns: 1})
 	if err != nil {
 		return nil, err
 	}
