@@ -68,7 +68,9 @@ func joinLines(ls []string) string {
 // is what makes a failing seed's replay command worth printing.
 func TestSeedReplaysExactly(t *testing.T) {
 	t.Parallel()
-	for _, seed := range []uint64{3, 25, 214} {
+	// 27 once diverged: an aimed pause took a minimum over a Go map in an
+	// order-dependent way.
+	for _, seed := range []uint64{3, 25, 27, 214} {
 		a, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir(), Verbose: true})
 		require.NoError(t, err)
 		b, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir(), Verbose: true})
