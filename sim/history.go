@@ -107,20 +107,22 @@ var runModel = porcupine.Model{
 	},
 }
 
-// history collects the operations.
+// history collects the operations of one porcupine model: the runs'
+// (runModel) or the world's (worldModel).
 type history struct {
-	l   *loop
-	ops []*porcupine.Operation
+	l     *loop
+	model porcupine.Model
+	ops   []*porcupine.Operation
 }
 
 // begin opens an operation sent now by client; it is recorded only if
 // the store applied it (applied sets its output).
-func (h *history) begin(client int, in runInput) *porcupine.Operation {
+func (h *history) begin(client int, in any) *porcupine.Operation {
 	return &porcupine.Operation{ClientId: client, Input: in, Call: int64(h.l.now), Return: math.MaxInt64}
 }
 
 // applied records the store's answer to op.
-func (h *history) applied(op *porcupine.Operation, out runOutput) {
+func (h *history) applied(op *porcupine.Operation, out any) {
 	op.Output = out
 	h.ops = append(h.ops, op)
 }
@@ -133,11 +135,11 @@ func (h *history) answered(op *porcupine.Operation, received bool) {
 }
 
 // check runs porcupine over the history.
-func (h *history) check(timeout time.Duration) (porcupine.CheckResult, string) {
+func (h *history) check(timeout time.Duration) porcupine.CheckResult {
 	ops := make([]porcupine.Operation, len(h.ops))
 	for i, op := range h.ops {
 		ops[i] = *op
 	}
-	res, _ := porcupine.CheckOperationsVerbose(runModel, ops, timeout)
-	return res, fmt.Sprintf("%d operations", len(ops))
+	res, _ := porcupine.CheckOperationsVerbose(h.model, ops, timeout)
+	return res
 }

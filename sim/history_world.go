@@ -2,8 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -83,34 +81,4 @@ var worldModel = porcupine.Model{
 		s := st.(worldState)
 		return fmt.Sprintf("epoch %d %s, last %d", s.epoch, s.holder, s.lastPos)
 	},
-}
-
-// worldHistory collects the world operations.
-type worldHistory struct {
-	l   *loop
-	ops []*porcupine.Operation
-}
-
-func (h *worldHistory) begin(client int, in worldInput) *porcupine.Operation {
-	return &porcupine.Operation{ClientId: client, Input: in, Call: int64(h.l.now), Return: math.MaxInt64}
-}
-
-func (h *worldHistory) applied(op *porcupine.Operation, out worldOutput) {
-	op.Output = out
-	h.ops = append(h.ops, op)
-}
-
-func (h *worldHistory) answered(op *porcupine.Operation, received bool) {
-	if received && op.Output != nil {
-		op.Return = int64(h.l.now)
-	}
-}
-
-func (h *worldHistory) check(timeout time.Duration) porcupine.CheckResult {
-	ops := make([]porcupine.Operation, len(h.ops))
-	for i, op := range h.ops {
-		ops[i] = *op
-	}
-	res, _ := porcupine.CheckOperationsVerbose(worldModel, ops, timeout)
-	return res
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/sqlite"
 	"github.com/leasehold/leasehold/runs"
@@ -61,7 +63,7 @@ type Sim struct {
 	oracle       *oracle
 	witness      *witness
 	history      *history
-	worldHistory *worldHistory
+	worldHistory *history
 	fetchEvery   time.Duration
 	healthyRTT   time.Duration
 	faultsEnd    time.Duration
@@ -95,7 +97,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	if opts.Knobs != nil {
 		opts.Knobs(&k)
 	}
-	s := &Sim{seed: seed, loop: l, knobs: k, history: &history{l: l}, worldHistory: &worldHistory{l: l},
+	s := &Sim{seed: seed, loop: l, knobs: k, history: &history{l: l, model: runModel}, worldHistory: &history{l: l, model: worldModel},
 		witness:    &witness{highest: map[effectKey]int64{}, floor: map[effectKey]int64{}, calls: map[effectKey]int{}, last: map[effectKey]time.Duration{}},
 		fetchEvery: max(k.Timing.Poll/2, 50*time.Millisecond), faultsEnd: k.FaultPhase}
 	s.oracle = &oracle{s: s, uncertain: map[effectKey]time.Duration{}, dead: map[string]map[int64]time.Time{}}
@@ -159,11 +161,10 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	if len(s.oracle.violations) == 0 {
 		s.oracle.final()
 		s.oracle.finalWorld()
-		res, desc := s.history.check(10 * time.Second)
-		if res == "Illegal" {
-			s.oracle.fail(InvLinearized, "the run transitions observed (%s) are not linearizable against the fenced-run model", desc)
+		if s.history.check(10*time.Second) == porcupine.Illegal {
+			s.oracle.fail(InvLinearized, "the run transitions observed (%d operations) are not linearizable against the fenced-run model", len(s.history.ops))
 		}
-		if s.worldHistory.check(10*time.Second) == "Illegal" {
+		if s.worldHistory.check(10*time.Second) == porcupine.Illegal {
 			for _, op := range s.worldHistory.ops {
 				ret := "lost"
 				if op.Return != math.MaxInt64 {
