@@ -25,22 +25,35 @@ const completeChunk = 100
 // id, fence and result. A chunk that is not full is padded with NULL ids,
 // which match no run, so one prepared statement serves every size.
 // RETURNING names the runs it completed.
-var runCompleteChunkSQL = func() string {
-	var b strings.Builder
-	b.WriteString("WITH c(id, fence, result) AS (VALUES ")
-	for i := range completeChunk {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "(?%d, ?%d, ?%d)", 3*i+2, 3*i+3, 3*i+4)
-	}
-	b.WriteString(`)
+var runCompleteChunkSQL = valuesCTE("c(id, fence, result)", completeChunk, 3, 2) + `
 UPDATE runs SET state = 'completed', result = c.result, finished_at = ?1, owner = '', expires_at = NULL
 FROM c
 WHERE runs.id = c.id AND runs.fence = c.fence AND runs.state = 'running'
-RETURNING runs.id`)
+RETURNING runs.id`
+
+// valuesCTE is "WITH <table> AS (VALUES …)" of rows rows of width numbered
+// parameters each, the first row binding ?first … ?(first+width-1): the
+// chunk a multi-row statement joins against, one prepared statement for
+// every batch size (unused rows are bound to NULL and match nothing).
+func valuesCTE(table string, rows, width, first int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "WITH %s AS (VALUES ", table)
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for j := range width {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "?%d", first+width*i+j)
+		}
+		b.WriteByte(')')
+	}
+	b.WriteByte(')')
 	return b.String()
-}()
+}
 
 // RunCompleteMany implements driver.RunStore: the whole batch is one BEGIN
 // IMMEDIATE transaction — one commit, one fsync — of one prepared

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
@@ -18,22 +17,11 @@ const renewChunk = 100
 // new expiry, ?2 the owner, ?3 the store now; lease i (from 0) binds
 // ?(2i+4), ?(2i+5) as id and fence. Padding rows are NULL and match
 // nothing. It writes only expires_at.
-var runRenewChunkSQL = func() string {
-	var b strings.Builder
-	b.WriteString("WITH c(id, fence) AS (VALUES ")
-	for i := range renewChunk {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "(?%d, ?%d)", 2*i+4, 2*i+5)
-	}
-	b.WriteString(`)
+var runRenewChunkSQL = valuesCTE("c(id, fence)", renewChunk, 2, 4) + `
 UPDATE runs SET expires_at = ?1
 FROM c
 WHERE runs.id = c.id AND runs.fence = c.fence AND runs.owner = ?2 AND runs.state = 'running' AND runs.expires_at > ?3
-RETURNING runs.id`)
-	return b.String()
-}()
+RETURNING runs.id`
 
 // RunRenewMany implements driver.RunStore: the whole drain is one BEGIN
 // IMMEDIATE transaction — one commit — of one runRenewChunkSQL per
