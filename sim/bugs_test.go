@@ -33,7 +33,7 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 			defer func() { *c.set = false }()
 			start := time.Now()
 			for seed := uint64(1); seed <= 1000; seed++ {
-				r, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir()})
+				r, err := sim.Run(context.Background(), seed, sim.Options{})
 				require.NoError(t, err)
 				if !r.OK() {
 					t.Logf("caught at seed %d of 1000 (%v): %s\n  replay: go run -tags simbugs ./cmd/leasehold sim --bug %s --seeds 1 --from %d --verbose",
@@ -60,7 +60,7 @@ func TestOneSeedWithBug(t *testing.T) {
 	defer func() { *sw = false }()
 	n, err := strconv.ParseUint(seed, 10, 64)
 	require.NoError(t, err)
-	r, err := sim.Run(context.Background(), n, sim.Options{Dir: simDir(), Verbose: true})
+	r, err := sim.Run(context.Background(), n, sim.Options{Verbose: true})
 	require.NoError(t, err)
 	t.Logf("knobs: %s\ntrace:\n%s", r.Knobs, joinLines(r.Trace))
 	require.False(t, r.OK(), "the planted bug was not caught at this seed")

@@ -19,7 +19,7 @@ func TestOneSeed(t *testing.T) {
 	}
 	seed, err := strconv.ParseUint(v, 10, 64)
 	require.NoError(t, err)
-	r, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir(), Verbose: true})
+	r, err := sim.Run(context.Background(), seed, sim.Options{Verbose: true})
 	require.NoError(t, err)
 	t.Logf("knobs: %s", r.Knobs)
 	t.Logf("trace:\n%s", joinLines(r.Trace))

@@ -12,15 +12,6 @@ import (
 	"github.com/leasehold/leasehold/sim"
 )
 
-// simDir is a tmpfs when there is one: the per-seed SQLite file's fsyncs
-// cost nothing there.
-func simDir() string {
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		return "/dev/shm"
-	}
-	return ""
-}
-
 func seedsFromEnv(def int) int {
 	if v, err := strconv.Atoi(os.Getenv("LEASEHOLD_SIM_SEEDS")); err == nil && v > 0 {
 		return v
@@ -36,7 +27,7 @@ func TestSeeds(t *testing.T) {
 	var steps, late, appends, sweeps int
 	var virt time.Duration
 	for seed := uint64(1); seed <= uint64(n); seed++ {
-		r, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir()})
+		r, err := sim.Run(context.Background(), seed, sim.Options{})
 		require.NoError(t, err, "seed %d", seed)
 		if testing.Verbose() && n <= 20 {
 			t.Logf("seed %d: %d completed, %d failed, %d invocations (%d refused by the witness), %d uncertain, %d reclaims, %d crashes, %d partitions, %d events, %d steps, %v virtual; %s",
@@ -71,9 +62,9 @@ func TestSeedReplaysExactly(t *testing.T) {
 	// 27 once diverged: an aimed pause took a minimum over a Go map in an
 	// order-dependent way.
 	for _, seed := range []uint64{3, 25, 27, 214} {
-		a, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir(), Verbose: true})
+		a, err := sim.Run(context.Background(), seed, sim.Options{Verbose: true})
 		require.NoError(t, err)
-		b, err := sim.Run(context.Background(), seed, sim.Options{Dir: simDir(), Verbose: true})
+		b, err := sim.Run(context.Background(), seed, sim.Options{Verbose: true})
 		require.NoError(t, err)
 		require.Equal(t, a.Steps, b.Steps, "seed %d", seed)
 		require.Equal(t, a.Virtual, b.Virtual, "seed %d", seed)

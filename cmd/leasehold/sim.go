@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +24,7 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 	from := fs.Uint64("from", 1, "first seed")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "seeds simulated at once")
 	verbose := fs.Bool("verbose", false, "print each seed's figures and, for a single seed, its whole trace")
-	dir := fs.String("dir", defaultSimDir(), "folder for the per-seed SQLite files (a tmpfs is fastest)")
+	dir := fs.String("dir", sim.DefaultDir(), "folder for the per-seed SQLite files (a tmpfs is fastest)")
 	bug := fs.String("bug", "", "plant one bug to see it caught (complete-fence, gate, revive, runway-answer); needs a -tags simbugs build")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -51,7 +52,7 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 	progress := func() {
 		const width = 40
 		n := done * width / *seeds
-		fmt.Fprintf(os.Stderr, "\r[%-*s] %d/%d seeds, %d failing, %v", width, bar(n), done, *seeds, failed, time.Since(start).Round(time.Second))
+		fmt.Fprintf(os.Stderr, "\r[%-*s] %d/%d seeds, %d failing, %v", width, strings.Repeat("=", n), done, *seeds, failed, time.Since(start).Round(time.Second))
 	}
 	for range *jobs {
 		wg.Go(func() {
@@ -145,19 +146,4 @@ func replay(seed uint64, bug string) string {
 		return sim.Replay(seed)
 	}
 	return fmt.Sprintf("go run -tags simbugs ./cmd/leasehold sim --bug %s --seeds 1 --from %d --verbose", bug, seed)
-}
-
-func bar(n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = '='
-	}
-	return string(b)
-}
-
-func defaultSimDir() string {
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		return "/dev/shm"
-	}
-	return os.TempDir()
 }
