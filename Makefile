@@ -47,13 +47,14 @@ model:
 test-faults:
 	$(GO) test -race -count=1 -v ./internal/pgcluster ./internal/faulttest
 
-## lint: gofmt check and go vet
+## lint: gofmt check, go vet, and bench/peers (its own module) builds
 .PHONY: lint
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags simbugs ./sim ./keeper ./driver/sqlite
+	cd bench/peers && $(GO) build ./... && $(GO) vet ./...
 
 ## bench: Go benchmarks (ReportAllocs) and the side-by-side `leasehold bench journal`
 .PHONY: bench

@@ -21,7 +21,10 @@
 // Concurrent appends to one world are group-committed: they share one
 // transaction and one fsync, and each is acknowledged only once durable.
 //
-// Runs (a fenced scheduler with write-behind heartbeats and a side-effect
-// gate) arrive in later releases over the same lease core. See SPEC-derived
-// design notes in docs/design/fencing.md.
+// Runs are the second face over the same lease core: Enqueue, then a
+// Worker claims runs in batches under fenced leases, renews them
+// write-behind, passes every RunHandle.Effect through the side-effect gate,
+// records effects idempotently (ErrUncertain when one may have happened
+// without being committed), emits ordered events and completes with a
+// fenced write. See docs/design/fencing.md for the argument.
 package leasehold

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -11,7 +10,7 @@ import (
 )
 
 func runMigrate(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs := newFlagSet("migrate", out)
 	def := storeFlags(fs)
 	_ = def
 	if err := fs.Parse(args); err != nil {
@@ -37,7 +36,7 @@ func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func runWorlds(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("worlds", flag.ContinueOnError)
+	fs := newFlagSet("worlds", out)
 	open := storeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,7 +69,7 @@ func runWorlds(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func runSweep(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	fs := newFlagSet("sweep", out)
 	open := storeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err

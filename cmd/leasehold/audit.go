@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +17,7 @@ type auditFailed struct{}
 func (auditFailed) Error() string { return "audit failed" }
 
 func runAudit(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs := newFlagSet("audit", out)
 	open := storeFlags(fs)
 	world := fs.String("world", "", "audit this world from the store")
 	file := fs.String("file", "", "audit this JSONL export instead of the store")
@@ -98,7 +97,7 @@ func printSpans(out io.Writer, rep leasehold.AuditReport, positions bool) {
 }
 
 func runExport(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs := newFlagSet("export", out)
 	open := storeFlags(fs)
 	world := fs.String("world", "", "world to export (required)")
 	file := fs.String("out", "", "write to this file instead of stdout")
@@ -133,7 +132,7 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func runImport(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs := newFlagSet("import", out)
 	open := storeFlags(fs)
 	file := fs.String("file", "", "JSONL export to import (required)")
 	if err := fs.Parse(args); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +29,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] == "journal" {
 		args = args[1:]
 	}
-	fs := flag.NewFlagSet("bench journal", flag.ContinueOnError)
+	fs := newFlagSet("bench journal", out)
 	dir := fs.String("dir", ".", "directory for the SQLite file and the raw fsync probe (the disk measured)")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema is created and dropped`)
 	dur := fs.Duration("duration", 3*time.Second, "time per configuration")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -20,7 +19,7 @@ import (
 // each store, with the ratios. The timing is the run defaults divided by
 // --scale, so a window of a few renewal periods fits in seconds.
 func runBenchHeartbeats(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("bench heartbeats", flag.ContinueOnError)
+	fs := newFlagSet("bench heartbeats", out)
 	dir := fs.String("dir", ".", "directory for the SQLite files")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema per mode`)
 	n := fs.Int("runs", 10000, "runs held at once by one worker")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +21,7 @@ import (
 // mixed: enqueue and work at once), and event rows/s group-committed beside
 // one INSERT per event, on SQLite and Postgres, each on a fresh store.
 func runBenchRuns(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("bench runs", flag.ContinueOnError)
+	fs := newFlagSet("bench runs", out)
 	dir := fs.String("dir", ".", "directory for the SQLite files")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema per shape`)
 	drain := fs.Int("drain", 300000, "runs pre-filled for the drain shape")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -12,7 +11,7 @@ import (
 )
 
 func runDemo(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs := newFlagSet("demo", out)
 	open := storeFlags(fs)
 	id := fs.String("world", "", "world id (default demo-<unix time>)")
 	if err := fs.Parse(args); err != nil {

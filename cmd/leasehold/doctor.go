@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -17,7 +16,7 @@ import (
 // runDoctor samples the store clock against this process's monotonic clock,
 // prints the report and the write-behind verdict, and exits 1 on a refusal.
 func runDoctor(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs := newFlagSet("doctor", out)
 	storeFlags(fs)
 	samples := fs.Int("samples", 20, "how many probes of the store clock to take (at least 2)")
 	every := fs.Duration("every", 500*time.Millisecond, "wait between probes; the sample spans about samples × every")

@@ -44,15 +44,19 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, out, errOut io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(errOut)
 		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(out) // asked for: the usage is the answer, on stdout, exit 0
+		return 0
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
 			if err := c.run(ctx, args[1:], out); err != nil {
 				if errors.Is(err, flag.ErrHelp) {
-					return 2
+					return 0 // -h/--help was asked for; the flag set printed it
 				}
 				var fail auditFailed
 				if errors.As(err, &fail) {
@@ -94,4 +98,12 @@ func configFor(db string) leasehold.Config {
 		return leasehold.Config{DatabaseURL: db}
 	}
 	return leasehold.Config{Path: db}
+}
+
+// newFlagSet is a command's flag set. Its usage and errors go to the
+// command's output, so `leasehold X --help` prints where it was asked.
+func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
 }

@@ -77,3 +77,22 @@ func TestMigrateIsIdempotentAndUnknownCommandFails(t *testing.T) {
 	_, code = cli(t, "frobnicate")
 	require.Equal(t, 2, code)
 }
+
+// TestHelpExitsZero: --help, at the top and on every command (and bench's
+// subcommands), is an answer, not a usage error: exit 0 and usage printed.
+func TestHelpExitsZero(t *testing.T) {
+	t.Parallel()
+	cases := [][]string{{"--help"}, {"-h"}, {"help"}}
+	for _, c := range commands {
+		cases = append(cases, []string{c.name, "--help"})
+	}
+	cases = append(cases, []string{"bench", "journal", "--help"}, []string{"bench", "runs", "--help"},
+		[]string{"bench", "heartbeats", "--help"})
+	for _, args := range cases {
+		out, code := cli(t, args...)
+		require.Equal(t, 0, code, "%v: %s", args, out)
+		require.Contains(t, strings.ToLower(out), "usage", "%v printed no usage", args)
+	}
+	_, code := cli(t)
+	require.Equal(t, 2, code, "no command at all is a usage error")
+}

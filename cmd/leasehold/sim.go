@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +18,7 @@ import (
 // progress bar and a summary; a failing seed prints the one command that
 // replays it and the trace leading to the violation.
 func runSim(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs := newFlagSet("sim", out)
 	seeds := fs.Int("seeds", 100, "how many seeds to run")
 	from := fs.Uint64("from", 1, "first seed")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "seeds simulated at once")
