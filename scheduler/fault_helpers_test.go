@@ -54,11 +54,15 @@ func faultStores(t *testing.T) (direct, proxied *postgres.Driver, proxy *faultpr
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
 	u.Host = proxy.Addr()
-	// Open checks a connection within the (scaled, 67 ms) acquire timeout;
-	// a loaded machine can miss that before any fault is on, so retry.
+	// The acquire timeout is the default divided by 10 (200 ms), not by
+	// faultScale: 67 ms is shorter than the scheduling delays of a machine
+	// running the whole suite, and a starved acquire fails healthy
+	// renewals uninvited (internal/faulttest's acquireTimeout says more).
+	// Open checks a connection within it; a loaded machine can still miss
+	// that before any fault is on, so retry.
 	for try := 0; ; try++ {
 		proxied, err = postgres.Open(ctx, postgres.Config{URL: u.String(), Schema: schema,
-			AcquireTimeout:   scaledDown(postgres.DefaultAcquireTimeout),
+			AcquireTimeout:   postgres.DefaultAcquireTimeout / 10,
 			StatementTimeout: scaledDown(postgres.DefaultStatementTimeout)})
 		if err == nil || try == 20 {
 			break

@@ -35,6 +35,15 @@ var timing = func() lease.Timing {
 		Skew: scaled(d.Skew), Poll: scaled(d.Poll), Margin: scaled(d.Margin)}
 }()
 
+// acquireTimeout is the workers' pool acquire timeout: the default (2s)
+// divided by 10, not by scale. A thirtieth (67ms) is shorter than the
+// scheduling delays of a machine whose two cores run the whole suite, and
+// a starved acquire there fails renewals of healthy workers — the fault
+// the scenarios inject, arriving uninvited. 200ms keeps the production
+// order (acquire shorter than the statement timeout, ≈333ms here, so a
+// starved write fails fast and is retried) and stays within a drain.
+var acquireTimeout = postgres.DefaultAcquireTimeout / 10
+
 // strandBound is the recovery bound of SPEC §1: a dead holder's run is
 // reclaimed within T_lease + P + S of its last confirmed renewal.
 var strandBound = timing.Lease + timing.Poll + timing.Skew

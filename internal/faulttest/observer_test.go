@@ -66,6 +66,7 @@ const (
 	sigMidEffect  = "mid-effect"  // inside an effect, after the witness accepted it; blocks until killed
 	sigPausePoint = "pause-point" // inside an effect, before calling the witness; waits for release
 	sigLate       = "late"        // the late call and writes made after the release, with their outcomes
+	sigCutPoint   = "cut-point"   // inside an effect, after the witness accepted it; waits for release (the parent cuts the link first)
 )
 
 // statsReport is a worker's figures at a graceful exit.

@@ -18,16 +18,18 @@ import (
 func TestPartitionedWorker(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t, sharedDatabase(t), scenarioConfig{Runs: 30, Effects: 4, EffectWork: 250 * time.Millisecond})
-	cut := s.startWorker("part-a")
+	cut := s.startWorker("part-a", func(c *workerConfig) { c.CutAt = effectKey(1) })
 	s.startWorker("part-b")
 	s.startWorker("part-c")
 	s.awaitStarted()
-	s.awaitAcks(cut.owner, 2) // mid-run
 
+	// Mid-effect by its own signal: it holds that run when the link goes.
+	at := s.awaitSignal(sigCutPoint, cut.owner)
 	cut.proxy.SetBlackhole(true)
 	began := time.Now()
+	s.obs.release(releaseCut(cut.owner))
 	held := s.heldBy(cut.owner)
-	require.NotEmpty(t, held, "%s held runs when it was cut off", cut.owner)
+	require.Equal(t, at.Fence, held[at.Run], "%s held run %d under fence %d when it was cut off", cut.owner, at.Run, at.Fence)
 	s.awaitReclaimed(cut.owner, held)
 	cut.proxy.SetBlackhole(false)
 	t.Logf("partition: %s blackholed for %v, holding runs %v (run → fence), all reclaimed meanwhile",

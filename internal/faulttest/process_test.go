@@ -40,7 +40,7 @@ func (s *scenario) startWorker(owner string, opts ...func(*workerConfig)) *worke
 	u.Host = proxy.Addr()
 	cfg := workerConfig{Owner: owner, PostgresURL: u.String(), Schema: s.db.schema, ObserverURL: s.srv.URL,
 		Concurrency: concurrency, Timing: timing,
-		AcquireTimeout: scaled(postgres.DefaultAcquireTimeout), StatementTimeout: scaled(postgres.DefaultStatementTimeout),
+		AcquireTimeout: acquireTimeout, StatementTimeout: scaled(postgres.DefaultStatementTimeout),
 		Effects: s.cfg.Effects, EffectMax: effectMax, EffectWork: s.cfg.EffectWork, Life: workerLife}
 	for _, o := range opts {
 		o(&cfg)

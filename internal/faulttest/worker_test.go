@@ -58,6 +58,13 @@ type workerConfig struct {
 	// the parent's release (the parent stops and continues the process
 	// meanwhile); then it makes the late call and writes (see lateCall).
 	PauseAt string `json:"pause_at,omitempty"`
+	// CutAt names an effect key: the first time this worker invokes it,
+	// after the witness accepted the call, it signals sigCutPoint and waits
+	// for the parent's release (the parent cuts its link meanwhile), then
+	// finishes the effect. So the worker provably holds that run, mid
+	// effect, at the moment it is cut off: the scenario waits on this
+	// signal, not on a count of events that a loaded machine may race.
+	CutAt string `json:"cut_at,omitempty"`
 	// Life bounds the process, should the parent never stop it.
 	Life time.Duration `json:"life"`
 }
@@ -162,7 +169,7 @@ type handler struct {
 	wit   *witness.Client
 	life  context.Context
 
-	killed, paused atomic.Bool // KillAt / PauseAt already happened
+	killed, paused, cut atomic.Bool // KillAt / PauseAt / CutAt already happened
 }
 
 // effectKey names a run's i-th effect.
@@ -251,6 +258,15 @@ func (h *handler) invoke(fctx context.Context, r *scheduler.Run, key string, tok
 		<-h.life.Done() // mid-effect until SIGKILL (Life bounds it)
 		return nil, errors.New("not killed in time")
 	}
+	if key == h.cfg.CutAt && h.cut.CompareAndSwap(false, true) {
+		if err := h.obs.post(h.life, "/signal", signalReport{Name: sigCutPoint, Owner: h.cfg.Owner, Run: r.ID,
+			Key: tok.IdempotencyKey, Fence: tok.Fence}); err != nil {
+			return nil, err
+		}
+		if err := h.obs.await(h.life, releaseCut(h.cfg.Owner)); err != nil {
+			return nil, err
+		}
+	}
 	select {
 	case <-time.After(h.cfg.EffectWork):
 	case <-fctx.Done():
@@ -326,6 +342,9 @@ func untilAnswered(ctx context.Context, write func() error) error {
 		}
 	}
 }
+
+// releaseCut names the release a worker waits for at its cut point.
+func releaseCut(owner string) string { return "cut-" + owner }
 
 // releaseLate names the release a paused worker waits for.
 func releaseLate(owner string) string { return "late-" + owner }
