@@ -44,12 +44,22 @@ type runOutput struct {
 	state runs.State // fail, reclaim: the state after
 }
 
-type runState struct {
-	state runs.State
-	fence int64
+// maxAttempts is every simulated run's attempt budget: the model tracks
+// attempts as the store does, so it must know the budget too.
+const maxAttempts = 1000
+
+// op is the transition of runs.Transition that k records.
+func (k opKind) op() runs.Op {
+	return [...]runs.Op{runs.OpClaim, runs.OpComplete, runs.OpFail, runs.OpReclaim}[k]
 }
 
-// runModel is the sequential specification of one run's lease.
+// runModel is the sequential specification of one run's lease: the run
+// state machine itself, runs.Transition, which the drivers implement in
+// SQL. A lease change (claim, reclaim) must answer with the status the
+// transition gives; a holder's write is accepted exactly when the
+// transition accepts it (a fail then also names the state it left). The
+// reclaimer selects only expired leases, which porcupine cannot see, so a
+// reclaim is taken as asked of an expired lease.
 var runModel = porcupine.Model{
 	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
 		by := map[int64][]porcupine.Operation{}
@@ -67,43 +77,31 @@ var runModel = porcupine.Model{
 		}
 		return out
 	},
-	Init: func() any { return runState{state: runs.StateAvailable} },
+	Init: func() any { return runs.Status{State: runs.StateAvailable, MaxAttempts: maxAttempts} },
 	Step: func(st, in, out any) (bool, any) {
-		s, i, o := st.(runState), in.(runInput), out.(runOutput)
-		held := s.state == runs.StateRunning && s.fence == i.fence
+		s, i, o := st.(runs.Status), in.(runInput), out.(runOutput)
+		next, err := runs.Transition(s, runs.Event{Op: i.kind.op(), Fence: i.fence, Expired: true})
 		switch i.kind {
-		case opClaim: // fence+1, from available only
-			if s.state == runs.StateAvailable && o.fence == s.fence+1 {
-				return true, runState{state: runs.StateRunning, fence: o.fence}
-			}
-		case opReclaim: // an expired running lease: fence+1
-			if s.state == runs.StateRunning && o.fence == s.fence+1 && (o.state == runs.StateAvailable || o.state == runs.StateFailed) {
-				return true, runState{state: o.state, fence: o.fence}
-			}
-		case opComplete: // accepted only under the current fence while running
-			if o.ok && held {
-				return true, runState{state: runs.StateCompleted, fence: s.fence}
-			}
-			if !o.ok && !held {
-				return true, s
-			}
+		case opClaim, opReclaim:
+			return err == nil && o.fence == next.Fence && o.state == next.State, next
 		case opFail:
-			if o.ok && held && (o.state == runs.StateAvailable || o.state == runs.StateFailed) {
-				return true, runState{state: o.state, fence: s.fence}
+			if o.ok {
+				return err == nil && o.state == next.State, next
 			}
-			if !o.ok && !held {
-				return true, s
+		case opComplete:
+			if o.ok {
+				return err == nil, next
 			}
 		}
-		return false, s
+		return err != nil, s // refused: exactly when the transition refuses, and nothing changed
 	},
 	DescribeOperation: func(in, out any) string {
 		i, o := in.(runInput), out.(runOutput)
 		return fmt.Sprintf("run %d %s(fence %d) -> ok=%v fence=%d %s", i.run, i.kind, i.fence, o.ok, o.fence, o.state)
 	},
 	DescribeState: func(st any) string {
-		s := st.(runState)
-		return fmt.Sprintf("%s/%d", s.state, s.fence)
+		s := st.(runs.Status)
+		return fmt.Sprintf("%s/%d (attempt %d)", s.State, s.Fence, s.Attempt)
 	},
 }
 

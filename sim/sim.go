@@ -138,7 +138,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	s.store = store
 	es := make([]runs.Enqueue, k.Runs)
 	for i := range es {
-		es[i] = runs.Enqueue{Queue: "q", MaxAttempts: 1000}
+		es[i] = runs.Enqueue{Queue: "q", MaxAttempts: maxAttempts}
 	}
 	if _, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: es}); err != nil {
 		return nil, err
