@@ -1,0 +1,231 @@
+package layers
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/leasehold/leasehold"
+
+// rule is what one package's non-test files may import from this module
+// (by path relative to the module root, "" for the root package) and which
+// outside modules beyond the standard library. docs/ARCHITECTURE.md states
+// the same table in prose; change both together.
+type rule struct {
+	layer   string
+	inside  []string // module packages it may import
+	outside []string // import path prefixes of other modules it may import
+	noStd   []string // standard library packages it must not import (the pure core's "no I/O")
+}
+
+var (
+	foundation = []string{"clock", "lease"}
+	pureCore   = append([]string{"journal", "runs"}, foundation...)
+	driverAPI  = append([]string{"driver"}, pureCore...)
+	lifecycle  = []string{"internal/startstop", "internal/batcher"}
+	// io is what a pure package must not reach for: databases, the network,
+	// processes, files (journal's JSONL reader takes an io.Reader instead).
+	io = []string{"database/sql", "net", "net/http", "os", "os/exec", "syscall"}
+)
+
+func join(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+var rules = map[string]rule{
+	// foundation: no module imports at all
+	"clock":         {layer: "foundation", noStd: io},
+	"lease":         {layer: "foundation", noStd: io},
+	"internal/bugs": {layer: "foundation"},
+
+	// pure core: decisions over injected time, no I/O
+	"journal": {layer: "pure core", inside: foundation, noStd: io},
+	"runs":    {layer: "pure core", inside: join([]string{"journal"}, foundation), noStd: io},
+
+	// the driver interface and the drivers: SQL and error mapping only;
+	// a driver imports no other driver and none of the machinery above it
+	"driver":          {layer: "driver interface", inside: pureCore},
+	"driver/sqlite":   {layer: "driver", inside: join(driverAPI, []string{"internal/bugs"}), outside: []string{"modernc.org/sqlite"}},
+	"driver/postgres": {layer: "driver", inside: driverAPI, outside: []string{"github.com/jackc/pgx/v5"}},
+
+	// machinery: over the driver interface, never a concrete driver
+	"keeper":    {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
+	"doctor":    {layer: "machinery", inside: foundation},
+	"world":     {layer: "machinery", inside: join(driverAPI, lifecycle)},
+	"scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"keeper", "doctor"})},
+
+	// the public face: the machinery and, until the user passes the driver
+	// in, both drivers
+	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"keeper", "scheduler", "world", "doctor",
+		"driver/sqlite", "driver/postgres"})},
+
+	// tools and test infrastructure
+	"sim": {layer: "tool", inside: join(driverAPI, lifecycle, []string{"keeper", "scheduler", "world", "driver/sqlite",
+		"internal/bugs"}), outside: []string{"github.com/anishathalye/porcupine"}},
+	// drivertest → world is the one crossing left: its sweep case drives
+	// world.Sweeper; the thin-drivers change moves the sweep loop and drops it.
+	"driver/drivertest":   {layer: "conformance suite", inside: join(driverAPI, []string{"world"}), outside: []string{"github.com/stretchr/testify", "github.com/jackc/pgx/v5"}},
+	"internal/testdb":     {layer: "test infrastructure", outside: []string{"github.com/jackc/pgx/v5"}},
+	"internal/pgcluster":  {layer: "test infrastructure"},
+	"internal/faultproxy": {layer: "test infrastructure"},
+	"internal/witness":    {layer: "test infrastructure"},
+	"internal/faulttest":  {layer: "test infrastructure"},
+	"internal/layers":     {layer: "test infrastructure"},
+	"model":               {layer: "test infrastructure"},
+	"internal/bench":      {layer: "tool", inside: []string{"*"}, outside: []string{"*"}},
+	"cmd/leasehold":       {layer: "tool", inside: []string{"*"}, outside: []string{"*"}},
+}
+
+// TestLayers walks the module's packages (every directory with non-test
+// .go files, outside testdata and other modules) and checks each import
+// against the table.
+func TestLayers(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	imports := packageImports(t, root)
+	require.NotEmpty(t, imports)
+	var pkgs []string
+	for p := range imports {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		r, ok := rules[pkg]
+		if !ok {
+			t.Errorf("package %q has no layer: place it in docs/ARCHITECTURE.md and in this test's rules", display(pkg))
+			continue
+		}
+		for _, imp := range imports[pkg] {
+			if msg := r.check(imp); msg != "" {
+				t.Errorf("%s (%s) imports %q: %s", display(pkg), r.layer, imp, msg)
+			}
+		}
+	}
+	for pkg := range rules {
+		if _, ok := imports[pkg]; !ok {
+			t.Errorf("the rules place %q, which has no Go files: drop it from the table", display(pkg))
+		}
+	}
+}
+
+func display(pkg string) string {
+	if pkg == "" {
+		return "leasehold (root)"
+	}
+	return pkg
+}
+
+// check reports why r forbids imp, or "".
+func (r rule) check(imp string) string {
+	if rel, ok := strings.CutPrefix(imp, module); ok {
+		rel = strings.TrimPrefix(rel, "/")
+		if allowed(r.inside, rel) {
+			return ""
+		}
+		return "not a layer below it in docs/ARCHITECTURE.md"
+	}
+	if first, _, _ := strings.Cut(imp, "/"); !strings.Contains(first, ".") { // standard library
+		for _, bad := range r.noStd {
+			if imp == bad {
+				return "the pure core and foundation do no I/O"
+			}
+		}
+		return ""
+	}
+	for _, o := range r.outside {
+		if o == "*" || imp == o || strings.HasPrefix(imp, o+"/") {
+			return ""
+		}
+	}
+	return "an outside dependency this layer may not link"
+}
+
+func allowed(list []string, rel string) bool {
+	for _, a := range list {
+		if a == "*" || a == rel {
+			return true
+		}
+	}
+	return false
+}
+
+// packageImports maps each package directory (relative to root) to the
+// imports of its non-test files. Other modules (a go.mod below root) and
+// testdata are skipped.
+func packageImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			if path != root {
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir // its own module (bench/peers)
+				}
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			rel = ""
+		}
+		if _, ok := out[rel]; !ok {
+			out[rel] = nil
+		}
+		for _, im := range f.Imports {
+			p, err := strconv.Unquote(im.Path.Value)
+			if err != nil {
+				return err
+			}
+			out[rel] = append(out[rel], p)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+// TestLayerRuleRefuses: the check is not vacuous — the imports the layers
+// forbid are refused.
+func TestLayerRuleRefuses(t *testing.T) {
+	t.Parallel()
+	require.NotEmpty(t, rules["journal"].check(module+"/driver"), "the pure core importing the driver interface")
+	require.NotEmpty(t, rules["runs"].check("database/sql"), "the pure core doing I/O")
+	require.NotEmpty(t, rules["scheduler"].check(module+"/driver/postgres"), "the machinery importing a concrete driver")
+	require.NotEmpty(t, rules["driver/sqlite"].check(module+"/driver/postgres"), "one driver importing another")
+	require.NotEmpty(t, rules["driver/sqlite"].check("github.com/jackc/pgx/v5"), "SQLite linking pgx")
+	require.NotEmpty(t, rules["keeper"].check(module+"/driver"), "the keeper reaching the store other than through its Flusher")
+	require.Empty(t, rules["scheduler"].check(module+"/keeper"))
+}
