@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/driver/postgres"
-	"github.com/leasehold/leasehold/driver/sqlite"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/scheduler"
 	"github.com/leasehold/leasehold/world"
@@ -36,23 +34,29 @@ type Client struct {
 	reclaimer  *scheduler.Reclaimer
 }
 
-// Open opens the store named by cfg, validates the configuration and, unless
-// cfg.SkipMigrate, applies pending migrations.
-func Open(ctx context.Context, cfg Config) (*Client, error) {
+// Driver is a store of record: what sqlite.Open (package
+// github.com/leasehold/leasehold/driver/sqlite, the embedded default) or
+// postgres.Open (package …/driver/postgres) returns. The user picks the
+// driver and passes it in, so a program links only the one it uses: a
+// SQLite-only binary carries no pgx. The interface is the drivers' contract
+// with the library, not a stable API for callers.
+type Driver = driver.Driver
+
+// NewClient returns a client over d, validating cfg and, unless
+// cfg.SkipMigrate, applying pending migrations. The client owns d from
+// here on: Close closes it, also when NewClient fails.
+//
+//	d, err := sqlite.Open(ctx, sqlite.Config{Path: "leasehold.db"})
+//	c, err := leasehold.NewClient(ctx, d, leasehold.Config{})
+func NewClient(ctx context.Context, d Driver, cfg Config) (*Client, error) {
+	if d == nil {
+		return nil, fmt.Errorf("leasehold: NewClient needs a driver (sqlite.Open or postgres.Open): %w", ErrInvalid)
+	}
 	if err := cfg.Validate(); err != nil {
+		d.Close()
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	var d driver.Driver
-	var err error
-	if cfg.DatabaseURL != "" {
-		d, err = postgres.Open(ctx, postgres.Config{URL: cfg.DatabaseURL, Logger: cfg.Logger})
-	} else {
-		d, err = sqlite.Open(ctx, sqlite.Config{Path: cfg.Path, Clock: cfg.Clock, Logger: cfg.Logger})
-	}
-	if err != nil {
-		return nil, err
-	}
 	c := &Client{cfg: cfg, d: d, appender: world.NewAppender(d, world.AppenderConfig{}),
 		sweeper:   world.NewSweeper(d, cfg.Clock, cfg.WorldTiming, cfg.Logger),
 		events:    scheduler.NewEventCommitter(d, scheduler.EventCommitterConfig{Logger: cfg.Logger}),

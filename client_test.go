@@ -2,7 +2,6 @@ package leasehold_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -16,9 +15,7 @@ import (
 func TestAuditWhileAppending(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, err := leasehold.Open(ctx, leasehold.Config{Path: filepath.Join(t.TempDir(), "lh.db")})
-	require.NoError(t, err)
-	defer c.Close()
+	c := openSQLite(t, leasehold.Config{})
 	w, err := c.CreateWorld(ctx, "w", "home")
 	require.NoError(t, err)
 	stop := make(chan struct{})

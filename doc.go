@@ -2,15 +2,20 @@
 // Postgres or embedded SQLite: fenced leases whose epoch is checked by the
 // store inside every correctness write.
 //
-// This release provides worlds: a single-writer, append-only journal of
-// record per world with the lease inside the journal. The lease state is a
+// The user picks the store and passes its driver in, so a program links
+// only the driver it uses (a SQLite-only binary carries no pgx):
+//
+//	d, err := sqlite.Open(ctx, sqlite.Config{Path: "leasehold.db"}) // or postgres.Open(ctx, postgres.Config{URL: …})
+//	c, err := leasehold.NewClient(ctx, d, leasehold.Config{})         // migrates; c.Close closes d
+//
+// Worlds are a single-writer, append-only journal of record per world with
+// the lease inside the journal. The lease state is a
 // pure fold of the journal (package journal), every lease change is a
 // conditional write of the store (the store is the grantor), and an append
 // is accepted only if, inside the store's transaction, its epoch and holder
 // are current, the lease is unexpired on the store's clock and the holder
 // has replayed the journal through its own grant:
 //
-//	c, err := leasehold.Open(ctx, leasehold.Config{}) // ./leasehold.db
 //	w, err := c.CreateWorld(ctx, "orders", "home-1")   // epoch 1, held by home-1
 //	pos, err := c.Append(ctx, leasehold.AppendParams{World: "orders", Holder: "home-1",
 //		Epoch: w.Epoch, SeenPosition: w.GrantedAt, Kind: "order.placed", Payload: []byte(`{"id":7}`)})

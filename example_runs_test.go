@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver/sqlite"
 )
 
 // A worker works a run: one idempotent effect, a few events, a result.
@@ -17,7 +18,11 @@ func ExampleClient_NewWorker() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "leasehold-example")
 	defer os.RemoveAll(dir)
-	c, err := leasehold.Open(ctx, leasehold.Config{Path: filepath.Join(dir, "leasehold.db")})
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "leasehold.db")})
+	if err != nil {
+		panic(err)
+	}
+	c, err := leasehold.NewClient(ctx, d, leasehold.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver/sqlite"
 )
 
 // TestUnknownQueueIsRefusedAndChangesNothing: with Config.Queues set, an
@@ -17,11 +18,9 @@ import (
 func TestUnknownQueueIsRefusedAndChangesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, err := leasehold.Open(ctx, leasehold.Config{Path: filepath.Join(t.TempDir(), "lh.db"), Queues: []string{"emails", "billing"}})
-	require.NoError(t, err)
-	defer c.Close()
+	c := openSQLite(t, leasehold.Config{Queues: []string{"emails", "billing"}})
 
-	_, err = c.Enqueue(ctx, leasehold.Enqueue{Queue: "emails"}, leasehold.Enqueue{Queue: "emials"})
+	_, err := c.Enqueue(ctx, leasehold.Enqueue{Queue: "emails"}, leasehold.Enqueue{Queue: "emials"})
 	require.ErrorIs(t, err, leasehold.ErrUnknownQueue)
 	require.ErrorIs(t, err, leasehold.ErrInvalid)
 	var uq *leasehold.UnknownQueueError
@@ -38,6 +37,10 @@ func TestUnknownQueueIsRefusedAndChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), out[0].Run.ID)
 
-	_, err = leasehold.Open(ctx, leasehold.Config{Path: filepath.Join(t.TempDir(), "x.db"), Queues: []string{"ok", "not a queue!"}})
-	require.ErrorIs(t, err, leasehold.ErrInvalid, "a bad name in Config.Queues is refused at Open")
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "x.db")})
+	require.NoError(t, err)
+	_, err = leasehold.NewClient(ctx, d, leasehold.Config{Queues: []string{"ok", "not a queue!"}})
+	require.ErrorIs(t, err, leasehold.ErrInvalid, "a bad name in Config.Queues is refused by NewClient")
+	_, err = leasehold.NewClient(ctx, nil, leasehold.Config{})
+	require.ErrorIs(t, err, leasehold.ErrInvalid, "no driver")
 }

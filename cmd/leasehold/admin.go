@@ -11,14 +11,11 @@ import (
 
 func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlagSet("migrate", out)
-	def := storeFlags(fs)
-	_ = def
+	storeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := configFor(fs.Lookup("db").Value.String())
-	cfg.SkipMigrate = true
-	c, err := leasehold.Open(ctx, cfg)
+	c, err := openClient(ctx, fs.Lookup("db").Value.String(), leasehold.Config{SkipMigrate: true})
 	if err != nil {
 		return err
 	}

@@ -51,31 +51,29 @@ func FuzzAuditFile(f *testing.F) {
 	})
 }
 
-// FuzzConfigFor: --db selects Postgres exactly for what Config.Validate
-// calls a Postgres URL, else names a SQLite file; the flag's value is
-// passed on unchanged either way.
-func FuzzConfigFor(f *testing.F) {
+// FuzzStoreFor: --db selects Postgres exactly for a postgres:// or
+// postgresql:// URL, else names a SQLite file; the flag's value is passed on
+// unchanged either way.
+func FuzzStoreFor(f *testing.F) {
 	for _, s := range []string{"leasehold.db", "postgres://u@h/db", "postgresql://h/db", "postgres:/x", "POSTGRES://h", "", "/tmp/x.db", "postgres://x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, db string) {
-		cfg := configFor(db)
-		pg := strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
-		if pg {
-			require.Equal(t, leasehold.Config{DatabaseURL: db}, cfg)
+		got := storeFor(db)
+		if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+			require.Equal(t, store{postgresURL: db}, got)
 		} else {
-			require.Equal(t, leasehold.Config{Path: db}, cfg)
+			require.Equal(t, store{path: db}, got)
 		}
 	})
 }
 
-// TestConfigForBarePostgresURL: configFor needs more than the scheme
-// ("postgres://" is 11 bytes and it asks for len > 11), so --db postgres://
-// — a valid pgx URL meaning "the default server", and a Postgres URL to
-// Config.Validate — opens a SQLite file named "postgres://" instead.
-func TestConfigForBarePostgresURL(t *testing.T) {
+// TestStoreForBarePostgresURL: the bare scheme is a Postgres URL (pgx
+// reads it as "the default server"), not a SQLite file named
+// "postgres://" (an earlier configFor asked for more than the scheme).
+func TestStoreForBarePostgresURL(t *testing.T) {
 	t.Parallel()
 	for _, db := range []string{"postgres://", "postgresql://"} {
-		require.Equal(t, leasehold.Config{DatabaseURL: db}, configFor(db))
+		require.Equal(t, store{postgresURL: db}, storeFor(db))
 	}
 }

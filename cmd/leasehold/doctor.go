@@ -42,9 +42,7 @@ func runDoctor(ctx context.Context, args []string, out io.Writer) error {
 
 	// The doctor only reads the store's clock: it needs no schema, so it
 	// does not migrate (and works on a store another version migrated).
-	cfg := configFor(fs.Lookup("db").Value.String())
-	cfg.SkipMigrate = true
-	c, err := leasehold.Open(ctx, cfg)
+	c, err := openClient(ctx, fs.Lookup("db").Value.String(), leasehold.Config{SkipMigrate: true})
 	if err != nil {
 		return err
 	}

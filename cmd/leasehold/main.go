@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/leasehold/leasehold"
@@ -81,23 +80,13 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nThe store is --db (or $LEASEHOLD_DATABASE_URL): a postgres:// URL, or a SQLite file (default ./leasehold.db).")
 }
 
-// storeFlags adds --db to fs and returns a function opening the client.
+// storeFlags adds --db to fs and returns a function opening the client
+// (migrating the store first).
 func storeFlags(fs *flag.FlagSet) func(ctx context.Context) (*leasehold.Client, error) {
-	def := os.Getenv("LEASEHOLD_DATABASE_URL")
-	if def == "" {
-		def = leasehold.DefaultPath
-	}
-	db := fs.String("db", def, "postgres:// URL or SQLite file path")
+	db := fs.String("db", defaultStore(), "postgres:// URL or SQLite file path")
 	return func(ctx context.Context) (*leasehold.Client, error) {
-		return leasehold.Open(ctx, configFor(*db))
+		return openClient(ctx, *db, leasehold.Config{})
 	}
-}
-
-func configFor(db string) leasehold.Config {
-	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
-		return leasehold.Config{DatabaseURL: db}
-	}
-	return leasehold.Config{Path: db}
 }
 
 // newFlagSet is a command's flag set. Its usage and errors go to the

@@ -25,6 +25,10 @@ type rule struct {
 	inside  []string // module packages it may import
 	outside []string // import path prefixes of other modules it may import
 	noStd   []string // standard library packages it must not import (the pure core's "no I/O")
+	// noLink are outside modules it must not link at all, through any
+	// chain of the module's own packages (the public face links no
+	// database driver: the user passes one in).
+	noLink []string
 }
 
 var (
@@ -67,10 +71,12 @@ var rules = map[string]rule{
 	"world":     {layer: "machinery", inside: join(driverAPI, lifecycle)},
 	"scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"keeper", "doctor"})},
 
-	// the public face: the machinery and, until the user passes the driver
-	// in, both drivers
-	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"keeper", "scheduler", "world", "doctor",
-		"driver/sqlite", "driver/postgres"})},
+	// the public face: the machinery, never a concrete driver (the user
+	// passes one to NewClient), so it links neither database library
+	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"keeper", "scheduler", "world", "doctor"}),
+		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
+	// a program on the embedded store alone links no pgx
+	"examples/sqliteonly": {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},
 
 	// tools and test infrastructure
 	"sim": {layer: "tool", inside: join(driverAPI, lifecycle, []string{"keeper", "scheduler", "world", "driver/sqlite",
@@ -115,11 +121,44 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
+	for _, pkg := range pkgs {
+		r := rules[pkg]
+		for _, imp := range linked(imports, pkg) {
+			for _, bad := range r.noLink {
+				if imp == bad || strings.HasPrefix(imp, bad+"/") {
+					t.Errorf("%s (%s) links %q through the module's own imports", display(pkg), r.layer, imp)
+				}
+			}
+		}
+	}
 	for pkg := range rules {
 		if _, ok := imports[pkg]; !ok {
 			t.Errorf("the rules place %q, which has no Go files: drop it from the table", display(pkg))
 		}
 	}
+}
+
+// linked is every import reachable from pkg through the module's own
+// packages (outside packages' own imports are not followed: noLink names
+// the outside module a chain would first reach).
+func linked(imports map[string][]string, pkg string) []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(p string)
+	walk = func(p string) {
+		for _, imp := range imports[p] {
+			if seen[imp] {
+				continue
+			}
+			seen[imp] = true
+			out = append(out, imp)
+			if rel, ok := strings.CutPrefix(imp, module); ok {
+				walk(strings.TrimPrefix(rel, "/"))
+			}
+		}
+	}
+	walk(pkg)
+	return out
 }
 
 func display(pkg string) string {
@@ -227,5 +266,9 @@ func TestLayerRuleRefuses(t *testing.T) {
 	require.NotEmpty(t, rules["driver/sqlite"].check(module+"/driver/postgres"), "one driver importing another")
 	require.NotEmpty(t, rules["driver/sqlite"].check("github.com/jackc/pgx/v5"), "SQLite linking pgx")
 	require.NotEmpty(t, rules["keeper"].check(module+"/driver"), "the keeper reaching the store other than through its Flusher")
+	require.NotEmpty(t, rules[""].check(module+"/driver/postgres"), "the public face importing a concrete driver")
 	require.Empty(t, rules["scheduler"].check(module+"/keeper"))
+	chain := map[string][]string{"": {module + "/scheduler"}, "scheduler": {module + "/driver/postgres"},
+		"driver/postgres": {"github.com/jackc/pgx/v5/pgxpool"}}
+	require.Contains(t, linked(chain, ""), "github.com/jackc/pgx/v5/pgxpool", "a link two packages down is found")
 }
