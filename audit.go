@@ -41,16 +41,30 @@ func (c *Client) Audit(ctx context.Context, id string) (AuditReport, error) {
 
 var errStopReplay = errors.New("stop replay")
 
-// Export writes a world's journal as JSONL (see package journal) and
-// returns how many entries it wrote.
+// Export writes a world's journal as JSONL (see package journal), ending
+// in the end record that proves the export whole, and returns how many
+// entries it wrote. An export cut off before its end record — a killed
+// process, a full disk — is refused by ReadJSONL, AuditJSONL and Import.
+// It exports the journal up to the head it reads first, so appends that
+// commit meanwhile do not make the end record disagree.
 func (c *Client) Export(ctx context.Context, id string, w io.Writer) (int64, error) {
+	head, err := c.World(ctx, id)
+	if err != nil {
+		return 0, err
+	}
 	jw := journal.NewWriter(w)
 	var n int64
-	err := c.Replay(ctx, id, 1, func(e *Entry) error {
+	err = c.Replay(ctx, id, 1, func(e *Entry) error {
+		if e.Position > head.Position {
+			return errStopReplay
+		}
 		n++
 		return jw.Write(e)
 	})
-	return n, err
+	if err != nil && !errors.Is(err, errStopReplay) {
+		return n, err
+	}
+	return n, jw.Close()
 }
 
 // ReadJSONL reads a whole JSONL export. A torn or malformed line is a

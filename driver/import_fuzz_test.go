@@ -48,6 +48,7 @@ func seedExport(t testing.TB, sweep bool) []byte {
 	for i := range j {
 		require.NoError(t, w.Write(&j[i]))
 	}
+	require.NoError(t, w.Close())
 	return buf.Bytes()
 }
 

@@ -46,6 +46,7 @@ func fuzzSeedJSONL(t testing.TB) []byte {
 	for i := range j {
 		require.NoError(t, w.Write(&j[i]))
 	}
+	require.NoError(t, w.Close())
 	return buf.Bytes()
 }
 
@@ -190,6 +191,7 @@ func FuzzAudit(f *testing.F) {
 		for i := range entries {
 			require.NoError(t, w.Write(&entries[i]))
 		}
+		require.NoError(t, w.Close())
 		r := NewReader(&buf)
 		for i := range entries {
 			e, err := r.Next()

@@ -19,6 +19,7 @@ func FuzzJSONLReader(f *testing.F) {
 	for i := range p.Entries {
 		_ = w.Write(&p.Entries[i])
 	}
+	_ = w.Close()
 	f.Add(buf.Bytes())
 	f.Add([]byte("{}\n"))
 	f.Add([]byte(`{"world":"w","position":-1}` + "\n"))
@@ -30,6 +31,9 @@ func FuzzJSONLReader(f *testing.F) {
 		for {
 			e, err := r.Next()
 			if errors.Is(err, io.EOF) {
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
 				if !bytes.Equal(out.Bytes(), data) {
 					t.Fatalf("accepted input does not round-trip:\n in %q\nout %q", data, out.Bytes())
 				}

@@ -204,6 +204,7 @@ func TestJSONLRoundTripAndCorruption(t *testing.T) {
 	for i := range j {
 		require.NoError(t, w.Write(&j[i]))
 	}
+	require.NoError(t, w.Close())
 	readAll := func(b []byte) ([]Entry, error) {
 		r := NewReader(bytes.NewReader(b))
 		var out []Entry
@@ -231,12 +232,33 @@ func TestJSONLRoundTripAndCorruption(t *testing.T) {
 	require.Equal(t, int64(2), rep.Violation.Position)
 	require.Equal(t, "hash", rep.Violation.Rule)
 
-	// A torn tail is reported with its line number.
+	// A torn tail is reported with its line number: cut mid-line (here,
+	// inside the end record, line 4)…
 	_, err = readAll(buf.Bytes()[:buf.Len()-5])
 	var le *LineError
 	require.True(t, errors.As(err, &le))
-	require.Equal(t, 3, le.Line)
+	require.Equal(t, 4, le.Line)
 	require.ErrorIs(t, err, lease.ErrCorrupt)
+	// …and cut exactly at a line boundary, where every line left parses:
+	// without the end record, after the last entry or earlier, and empty.
+	lines := bytes.SplitAfter(buf.Bytes(), []byte("\n"))
+	for keep := 0; keep < len(lines)-1; keep++ {
+		_, err = readAll(bytes.Join(lines[:keep], nil))
+		require.ErrorIs(t, err, ErrTornTail, "first %d lines", keep)
+		require.ErrorIs(t, err, lease.ErrCorrupt)
+		require.True(t, errors.As(err, &le))
+		require.Equal(t, keep+1, le.Line)
+	}
+	// An end record that does not match what precedes it: an entry
+	// dropped from the middle, or the whole tail of entries with the end
+	// record kept.
+	_, err = readAll(bytes.Join([][]byte{lines[0], lines[2], lines[3]}, nil))
+	require.Error(t, err)
+	_, err = readAll(bytes.Join([][]byte{lines[0], lines[3]}, nil))
+	require.ErrorIs(t, err, ErrTornTail)
+	// Nothing may follow the end record.
+	_, err = readAll(append(bytes.Clone(buf.Bytes()), lines[0]...))
+	require.ErrorContains(t, err, "data after the end record")
 
 	// An unknown field is refused.
 	b = bytes.Replace(buf.Bytes(), []byte(`"key":""`), []byte(`"key":"","extra":1`), 1)
@@ -256,6 +278,7 @@ func TestJSONLAnyChangedByteIsDetected(t *testing.T) {
 	for i := range j {
 		require.NoError(t, w.Write(&j[i]))
 	}
+	require.NoError(t, w.Close())
 	orig := buf.Bytes()
 	for off := range orig {
 		for _, delta := range []byte{1, 0x20} {

@@ -14,6 +14,7 @@ import (
 )
 
 // The JSONL export format: one entry per line, each line ending in "\n",
+// then one end record (see Writer.Close) that proves the export whole;
 // fields exactly these (unknown fields are refused on import):
 //
 //	{"world":"w1","position":1,"epoch":1,"kind":"lease.granted","holder":"home-1","key":"",
@@ -62,9 +63,13 @@ const storeTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // for the other fields. A longer line is refused, never truncated.
 const MaxJSONLLine = MaxPayloadBytes + 4096
 
-// Writer writes entries as JSONL.
+// Writer writes entries as JSONL. Close writes the end record that proves
+// the export whole: an export without one was cut off.
 type Writer struct {
-	enc *json.Encoder
+	enc   *json.Encoder
+	world string
+	n     int64
+	head  []byte // the last entry's hash
 }
 
 // NewWriter returns a Writer on w.
@@ -79,9 +84,41 @@ func (w *Writer) Write(e *Entry) error {
 	payload := presentRaw{set: true, raw: json.RawMessage(e.Payload)}
 	kind, st := string(e.Kind), e.StoreTime.UTC().Format(storeTimeLayout)
 	ph, h, sig := hex.EncodeToString(e.PrevHash), hex.EncodeToString(e.Hash), hex.EncodeToString(e.Signature)
-	return w.enc.Encode(jsonlEntry{World: &e.World, Position: &e.Position, Epoch: &e.Epoch, Kind: &kind,
-		Holder: &e.Holder, Key: &e.Key, Payload: payload, StoreTime: &st, PrevHash: &ph, Hash: &h, Signature: &sig})
+	if err := w.enc.Encode(jsonlEntry{World: &e.World, Position: &e.Position, Epoch: &e.Epoch, Kind: &kind,
+		Holder: &e.Holder, Key: &e.Key, Payload: payload, StoreTime: &st, PrevHash: &ph, Hash: &h, Signature: &sig}); err != nil {
+		return err
+	}
+	w.world, w.n, w.head = e.World, w.n+1, e.Hash
+	return nil
 }
+
+// Close writes the end record: the world, the number of entries written
+// and the last one's hash. It is the export's last line, written only
+// after every entry, so a reader that finds it knows nothing was cut —
+// also not at a line boundary, which no line-by-line check can see
+// (SPEC §5). It writes nothing further; closing the underlying writer is
+// the caller's.
+func (w *Writer) Close() error {
+	h := hex.EncodeToString(w.head)
+	return w.enc.Encode(jsonlTrailer{End: &jsonlEnd{World: &w.world, Entries: &w.n, HeadHash: &h}})
+}
+
+// jsonlTrailer is the end record:
+//
+//	{"end":{"world":"w1","entries":30,"head_hash":"<64 hex>"}}
+type jsonlTrailer struct {
+	End *jsonlEnd `json:"end"`
+}
+
+type jsonlEnd struct {
+	World    *string `json:"world"`
+	Entries  *int64  `json:"entries"`
+	HeadHash *string `json:"head_hash"`
+}
+
+// endPrefix is how the end record's line begins; no entry line can (an
+// entry's first field is "world").
+var endPrefix = []byte(`{"end":`)
 
 // LineError is a JSONL line that could not be read as an entry: torn,
 // malformed, missing a field or carrying an unknown one. It unwraps to
@@ -97,11 +134,15 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e
 func (e *LineError) Unwrap() []error { return []error{e.Err, lease.ErrCorrupt} }
 
 // Reader reads JSONL entries, one per line, refusing anything it cannot
-// account for. It checks each line's form only; chain and lease rules are the
-// Auditor's.
+// account for. It checks each line's form and the end record; chain and
+// lease rules are the Auditor's.
 type Reader struct {
-	r    *bufio.Reader
-	line int
+	r     *bufio.Reader
+	line  int
+	world string
+	n     int64
+	head  []byte
+	ended bool
 }
 
 // NewReader returns a Reader on r.
@@ -112,17 +153,77 @@ func NewReader(r io.Reader) *Reader {
 // Line returns the number of the line last read.
 func (r *Reader) Line() int { return r.line }
 
-// Next returns the next entry, io.EOF at a clean end, or a *LineError.
+// Next returns the next entry; io.EOF once the end record was read, checked
+// against what came before it, and nothing follows it; or a *LineError —
+// also for an input that ends without its end record (cut off, even at a
+// line boundary, or empty).
 func (r *Reader) Next() (*Entry, error) {
+	if r.ended {
+		if _, err := r.readLine(); !errors.Is(err, io.EOF) {
+			if err == nil {
+				err = &LineError{Line: r.line, Err: errors.New("data after the end record")}
+			}
+			return nil, err
+		}
+		return nil, io.EOF
+	}
 	line, err := r.readLine()
+	if errors.Is(err, io.EOF) {
+		return nil, &LineError{Line: r.line + 1, Err: fmt.Errorf("%w: no end record after %d entries (the export was cut off)", ErrTornTail, r.n)}
+	}
 	if err != nil {
 		return nil, err
+	}
+	if bytes.HasPrefix(line, endPrefix) {
+		if err := r.checkEnd(line); err != nil {
+			return nil, &LineError{Line: r.line, Err: err}
+		}
+		r.ended = true
+		return r.Next()
 	}
 	e, err := parseLine(line)
 	if err != nil {
 		return nil, &LineError{Line: r.line, Err: err}
 	}
+	if r.n > 0 && e.World != r.world {
+		return nil, &LineError{Line: r.line, Err: fmt.Errorf("entry of world %q in an export of %q", e.World, r.world)}
+	}
+	r.world, r.n, r.head = e.World, r.n+1, e.Hash
 	return e, nil
+}
+
+// ErrTornTail is an export that ends without its end record. It is wrapped
+// in a *LineError, which matches lease.ErrCorrupt.
+var ErrTornTail = errors.New("torn tail")
+
+// checkEnd checks the end record against the entries read before it.
+func (r *Reader) checkEnd(line []byte) error {
+	var t jsonlTrailer
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&t); err != nil {
+		return fmt.Errorf("malformed end record: %v", err)
+	}
+	if t.End == nil || t.End.World == nil || t.End.Entries == nil || t.End.HeadHash == nil {
+		return errors.New("end record: want world, entries and head_hash")
+	}
+	if r.n == 0 {
+		return errors.New("end record with no entries before it")
+	}
+	if *t.End.World != r.world || *t.End.Entries != r.n || *t.End.HeadHash != hex.EncodeToString(r.head) {
+		return fmt.Errorf("%w: the end record says %d entries of %q ending in hash %.16s…, the file holds %d of %q ending in %.16s…",
+			ErrTornTail, *t.End.Entries, *t.End.World, *t.End.HeadHash, r.n, r.world, hex.EncodeToString(r.head))
+	}
+	var canon bytes.Buffer
+	w := Writer{enc: json.NewEncoder(&canon), world: r.world, n: r.n, head: r.head}
+	w.enc.SetEscapeHTML(false)
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if !bytes.Equal(bytes.TrimSuffix(canon.Bytes(), []byte("\n")), line) {
+		return errors.New("end record is not in the canonical export form")
+	}
+	return nil
 }
 
 func (r *Reader) readLine() ([]byte, error) {

@@ -60,6 +60,7 @@ func requireSound(t *testing.T, entries []Entry, want State) {
 	for i := range entries {
 		require.NoError(t, w.Write(&entries[i]))
 	}
+	require.NoError(t, w.Close())
 	r := NewReader(bytes.NewReader(buf.Bytes()))
 	var again bytes.Buffer
 	w = NewWriter(&again)
@@ -73,6 +74,7 @@ func requireSound(t *testing.T, entries []Entry, want State) {
 		require.NoError(t, w.Write(e))
 		n++
 	}
+	require.NoError(t, w.Close())
 	require.Equal(t, len(entries), n)
 	require.Equal(t, buf.String(), again.String())
 }
@@ -100,6 +102,7 @@ func TestJSONLNullPayloadRoundTrip(t *testing.T) {
 	for i := range entries {
 		require.NoError(t, w.Write(&entries[i]))
 	}
+	require.NoError(t, w.Close())
 	r := NewReader(&buf)
 	for range entries {
 		_, err := r.Next()

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/leasehold/leasehold"
@@ -112,23 +114,45 @@ func runExport(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	w := out
-	if *file != "" {
-		f, err := os.Create(*file)
-		if err != nil {
+	if *file == "" {
+		bw := bufio.NewWriter(out)
+		if _, err := c.Export(ctx, *world, bw); err != nil {
 			return err
 		}
-		defer f.Close()
-		w = f
+		return bw.Flush()
 	}
-	n, err := c.Export(ctx, *world, w)
+	n, err := exportFile(ctx, c, *world, *file)
 	if err != nil {
 		return err
 	}
-	if *file != "" {
-		fmt.Fprintf(out, "exported %d entries of %s to %s\n", n, *world, *file)
-	}
+	fmt.Fprintf(out, "exported %d entries of %s to %s\n", n, *world, *file)
 	return nil
+}
+
+// exportFile writes the export to a temporary file beside path, buffered,
+// syncs it and renames it into place: path holds a whole export or is left
+// as it was, never a prefix (the end record inside proves it whole too).
+func exportFile(ctx context.Context, c *leasehold.Client, world, path string) (int64, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	n, err := c.Export(ctx, world, bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	return n, err
 }
 
 func runImport(ctx context.Context, args []string, out io.Writer) error {

@@ -96,3 +96,33 @@ func TestHelpExitsZero(t *testing.T) {
 	_, code := cli(t)
 	require.Equal(t, 2, code, "no command at all is a usage error")
 }
+
+// TestExportOutIsWholeOrAbsent: `export --out` renames a synced temporary
+// file into place, so the path holds a whole export ending in its end
+// record, and no temporary file is left beside it; a failed export (no
+// such world) leaves an earlier file as it was.
+func TestExportOutIsWholeOrAbsent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "lh.db")
+	out, code := cli(t, "demo", "--db", db, "--world", "w1")
+	require.Equal(t, 0, code, out)
+	file := filepath.Join(dir, "w1.jsonl")
+	out, code = cli(t, "export", "--db", db, "--world", "w1", "--out", file)
+	require.Equal(t, 0, code, out)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	require.True(t, strings.HasPrefix(lines[len(lines)-1], `{"end":{"world":"w1","entries":9,`), lines[len(lines)-1])
+
+	out, code = cli(t, "export", "--db", db, "--world", "nope", "--out", file)
+	require.Equal(t, 1, code, out)
+	again, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, b, again, "a failed export leaves the earlier file as it was")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.False(t, strings.HasSuffix(e.Name(), ".tmp"), "temporary file left: %s", e.Name())
+	}
+}
