@@ -18,9 +18,13 @@ var (
 	ErrLeaseHeld     = lease.ErrLeaseHeld
 	ErrSchemaTooNew  = lease.ErrSchemaTooNew
 	ErrCorrupt       = lease.ErrCorrupt
-	ErrInvalidTiming = lease.ErrInvalidTiming
-	ErrLeaseRunway   = lease.ErrLeaseRunway
-	ErrLeaseLost     = lease.ErrLeaseLost
+	ErrInvalidTiming = lease.ErrInvalidTiming // also matches ErrInvalid
+	// ErrEffectDuration: an effect's declared maximum duration is not
+	// positive or longer than the gate could ever pass (also matches
+	// ErrInvalid).
+	ErrEffectDuration = lease.ErrEffectDuration
+	ErrLeaseRunway    = lease.ErrLeaseRunway
+	ErrLeaseLost      = lease.ErrLeaseLost
 )
 
 // Typed errors that unwrap to the sentinels above.

@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzTiming checks Validate against SPEC §1 stated here: a timing is
-// accepted exactly when every field is in (0, 24h], D_stop + S < T_lease
+// accepted exactly when every field is in [1ms, 24h], D_stop + S < T_lease
 // and T_renew + T_drain < D_stop. A refusal matches ErrInvalidTiming and is
 // made of *TimingErrors, one per out-of-range field, or else one per broken
 // relation. WithDefaults fills exactly the zero fields. For an accepted
@@ -39,12 +39,12 @@ func FuzzTiming(f *testing.F) {
 		const day = int64(24 * time.Hour)
 		var outOfRange int
 		for _, v := range []int64{tl, tr, td, ds, s, p, m} {
-			if v <= 0 || v > day {
+			if v < int64(time.Millisecond) || v > day {
 				outOfRange++
 			}
 		}
 		var broken int
-		if outOfRange == 0 { // all in (0, 24h]: the sums cannot overflow
+		if outOfRange == 0 { // all in [1ms, 24h]: the sums cannot overflow
 			if ds+s >= tl {
 				broken++
 			}

@@ -6,6 +6,16 @@ import (
 	"time"
 )
 
+// MinTiming is the smallest value Validate accepts for any timing field.
+// Expiries and terms are stored with microsecond resolution (a world's
+// default_term_us, every expires_at), so a shorter term would store as zero
+// and disable what it times (issue 17: a 5ns world term validated, stored
+// as 0 µs, and the expiry sweep could never plan that world again); and no
+// lease protocol that crosses a network can renew, drain or poll faster
+// than a millisecond. Sub-microsecond parts of longer values are dropped
+// when stored, an error below 0.1% at this minimum.
+const MinTiming = time.Millisecond
+
 // absurdTiming is the largest value Validate accepts for any timing field.
 // Nothing in a lease protocol needs a day; a larger value is almost always a
 // unit mistake (seconds read as minutes) and would also push the arithmetic
@@ -16,7 +26,7 @@ const absurdTiming = 24 * time.Hour
 // values; several are joined with errors.Join. The result matches
 // ErrInvalidTiming. It checks that:
 //
-//   - every field is > 0 and at most 24h;
+//   - every field is at least MinTiming (1ms) and at most 24h;
 //   - D_stop + S < T_lease: a holder must stop itself before anyone may
 //     reclaim;
 //   - T_renew + T_drain < D_stop: normal upkeep must never look like lag.
@@ -32,6 +42,12 @@ func (t Timing) Validate() error {
 				Field:  f.symbol,
 				Detail: fmt.Sprintf("%s (%v) must be > 0", f.symbol, f.value),
 				Rule:   "every lease timing is a positive duration",
+			})
+		case f.value < MinTiming:
+			errs = append(errs, &TimingError{
+				Field:  f.symbol,
+				Detail: fmt.Sprintf("%s (%v) must be >= %v", f.symbol, f.value, MinTiming),
+				Rule:   "terms are stored in microseconds and no lease upkeep runs faster than a millisecond",
 			})
 		case f.value > absurdTiming:
 			errs = append(errs, &TimingError{
