@@ -171,8 +171,13 @@ func PlanRenew(s State, now time.Time, holder string, epoch int64, term time.Dur
 
 // PlanRevoke plans an operator's lease.revoked of the current epoch.
 func PlanRevoke(s State, now time.Time, epoch int64, reason string) (Plan, error) {
-	if reason == "" || reason == ReasonExpiry || len(reason) > MaxKeyBytes {
-		return Plan{}, invalid("reason", "%q: an operator revoke needs a reason other than %q, at most %d bytes", reason, ReasonExpiry, MaxKeyBytes)
+	if reason == "" || reason == ReasonExpiry {
+		return Plan{}, invalid("reason", "%q: an operator revoke needs a reason other than %q", reason, ReasonExpiry)
+	}
+	// The one reason rule (reason.go), as Cancel's: refused, never
+	// journaled with its bad bytes replaced.
+	if err := ValidateReason("reason", reason); err != nil {
+		return Plan{}, err
 	}
 	switch {
 	case epoch != s.Epoch:

@@ -2,9 +2,7 @@ package runs
 
 import (
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/leasehold/leasehold/journal"
 )
@@ -14,7 +12,7 @@ const (
 	MaxPayloadBytes   = 64 << 10 // compact JSON per run (and per result)
 	MaxQueueBytes     = 128
 	MaxUniqueKeyBytes = 256
-	MaxReasonBytes    = 2048
+	MaxReasonBytes    = journal.MaxReasonBytes
 	MaxAttemptsLimit  = 1000
 	MaxPriority       = 1000 // priorities are 0..MaxPriority; lower is claimed first
 	MaxDelay          = 365 * 24 * time.Hour
@@ -114,18 +112,7 @@ func ValidateFenced(id, fence int64) error {
 	return nil
 }
 
-// ValidateReason checks a failure, block, cancel or reclaim reason.
-func ValidateReason(r string) error {
-	if len(r) > MaxReasonBytes {
-		return invalid("reason", "%d bytes is over the limit of %d", len(r), MaxReasonBytes)
-	}
-	if !utf8.ValidString(r) {
-		return invalid("reason", "not valid UTF-8")
-	}
-	// Postgres text cannot hold NUL; refusing it on both stores keeps
-	// them alike (the worker replaces it in handler errors).
-	if strings.IndexByte(r, 0) >= 0 {
-		return invalid("reason", "contains a NUL byte")
-	}
-	return nil
-}
+// ValidateReason checks a failure, block, cancel or reclaim reason: the
+// one reason rule of journal.ValidateReason, shared with a world's revoke.
+// (The worker makes a handler's error text fit with journal.SafeReason.)
+func ValidateReason(r string) error { return journal.ValidateReason("reason", r) }
