@@ -177,7 +177,7 @@ func TestRunTxCommitsCallerWritesWithTheEffect(t *testing.T) {
 	t.Parallel()
 	d, _ := openRuns(t, Config{})
 	ctx := context.Background()
-	_, err := d.general.Exec(ctx, `CREATE TABLE ledger (k text PRIMARY KEY, v bigint NOT NULL)`)
+	_, err := d.s.general.Exec(ctx, `CREATE TABLE ledger (k text PRIMARY KEY, v bigint NOT NULL)`)
 	require.NoError(t, err)
 	r := claimFor(t, d, "a", 1)[0]
 	insert := func(k string, v int64, fail error) func(tx any) error {
@@ -189,7 +189,7 @@ func TestRunTxCommitsCallerWritesWithTheEffect(t *testing.T) {
 		}
 	}
 	ledger := func() map[string]int64 {
-		rows, err := d.general.Query(ctx, `SELECT k, v FROM ledger`)
+		rows, err := d.s.general.Query(ctx, `SELECT k, v FROM ledger`)
 		require.NoError(t, err)
 		m := map[string]int64{}
 		var k string
@@ -268,7 +268,7 @@ func TestRunTxHoldsTheRunAgainstCancel(t *testing.T) {
 	// The server is the only one who knows the cancel is waiting.
 	require.Eventually(t, func() bool {
 		var n int
-		err := d.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
+		err := d.s.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
 		return err == nil && n == 1
 	}, 10*time.Second, 5*time.Millisecond, "the cancel waits for the transaction's lock")
 	select {
@@ -380,7 +380,7 @@ func TestRoundTripsPerEffectOp(t *testing.T) {
 	ctx := context.Background()
 	d, writes := openCounting(t, cfg)
 	var err error
-	_, err = d.general.Exec(ctx, `CREATE TABLE ledger (n bigint)`)
+	_, err = d.s.general.Exec(ctx, `CREATE TABLE ledger (n bigint)`)
 	require.NoError(t, err)
 	rs := claimFor(t, d, "a", 2)
 	r, gone := rs[0], rs[1]
@@ -488,7 +488,7 @@ func TestRoundTripsPerEffectOp(t *testing.T) {
 		c.op()
 		require.Equal(t, c.trips, writes.Load()-before, c.name)
 	}
-	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+	for _, pool := range []*pgxpool.Pool{d.s.critical, d.s.general} {
 		st := pool.Stat()
 		require.Equal(t, int32(1), st.TotalConns(), "the one connection was reused")
 		require.Zero(t, st.AcquiredConns(), "nothing left acquired")
@@ -509,7 +509,7 @@ func TestEffectBeginWaitsOutAnUncommittedInsert(t *testing.T) {
 			d, _ := openRuns(t, Config{})
 			ctx := context.Background()
 			r := claimFor(t, d, "a", 1)[0]
-			other, err := d.general.Begin(ctx)
+			other, err := d.s.general.Begin(ctx)
 			require.NoError(t, err)
 			defer other.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 			var pid int32
@@ -528,7 +528,7 @@ func TestEffectBeginWaitsOutAnUncommittedInsert(t *testing.T) {
 			}()
 			require.Eventually(t, func() bool {
 				var n int
-				err := d.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
+				err := d.s.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
 				return err == nil && n == 1
 			}, 10*time.Second, 5*time.Millisecond, "the begin waits for the other insert")
 			want := driver.EffectStarted

@@ -25,10 +25,7 @@ import (
 // written. A ctx cancelled without a deadline closes the connection and
 // leaves the outcome unknown (the pipelined COMMIT may still run); the group
 // committer always passes a deadline.
-func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
-	if err := journal.ValidateID("world", p.World); err != nil {
-		return nil, err
-	}
+func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
 	out := make([]journal.AppendOutcome, len(p.Requests))
 	n := len(p.Requests)
 	var (
@@ -41,11 +38,7 @@ func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParam
 		payloads = make([][]byte, 0, n)
 	)
 	for i := range p.Requests {
-		r := p.Requests[i] // a copy: validation normalizes the payload
-		if err := journal.ValidateAppend(&r); err != nil {
-			out[i].Err = err
-			continue
-		}
+		r := &p.Requests[i] // valid and normalized: driver.Validating
 		idx = append(idx, i)
 		holders, epochs, seens = append(holders, r.Holder), append(epochs, r.Epoch), append(seens, r.SeenPosition)
 		kinds, keys, payloads = append(kinds, string(r.Kind)), append(keys, r.Key), append(payloads, r.Payload)
@@ -148,10 +141,7 @@ func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParam
 }
 
 // JournalRead implements driver.Driver.
-func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
-	if err := driver.ValidateRead(p); err != nil {
-		return nil, err
-	}
+func (d *store) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 1000
@@ -171,7 +161,7 @@ func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) (
 // readEntries holds its connection only for the query, so the existence
 // check after an empty read takes a connection of its own without holding
 // two (which starves the pool under concurrent tail reads).
-func (d *Driver) readEntries(ctx context.Context, p *driver.JournalReadParams, limit int) ([]journal.Entry, error) {
+func (d *store) readEntries(ctx context.Context, p *driver.JournalReadParams, limit int) ([]journal.Entry, error) {
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)

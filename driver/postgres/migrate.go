@@ -20,7 +20,7 @@ const migrateLock = `SELECT pg_advisory_xact_lock(hashtextextended('leasehold.mi
 // Migrate implements driver.Driver. All pending migrations run in one
 // transaction (Postgres DDL is transactional) under migrateLock: either all
 // of them apply or none does.
-func (d *Driver) Migrate(ctx context.Context) (driver.MigrateResult, error) {
+func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 	var res driver.MigrateResult
 	ms, err := driver.LoadMigrations(migrationFS, "migrations")
 	if err != nil {

@@ -40,10 +40,10 @@ func harness(t *testing.T) *drivertest.Harness {
 	fake := clock.NewFake(drivertest.StartTime)
 	d := open(t, Config{StoreClock: fake})
 	return &drivertest.Harness{Driver: d, Clock: fake, Exec: func(ctx context.Context, q string) error {
-		_, err := d.general.Exec(ctx, q)
+		_, err := d.s.general.Exec(ctx, q)
 		return err
 	}, Query: func(ctx context.Context, q string, dest ...any) error {
-		return d.general.QueryRow(ctx, q).Scan(dest...)
+		return d.s.general.QueryRow(ctx, q).Scan(dest...)
 	}}
 }
 
@@ -182,7 +182,7 @@ func TestCriticalWritesUseTheReservedPool(t *testing.T) {
 	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
 	require.NoError(t, err)
 
-	held, err := d.critical.Acquire(ctx)
+	held, err := d.s.critical.Acquire(ctx)
 	require.NoError(t, err)
 	_, err = d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "w1", Op: "renew",
 		Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
@@ -240,7 +240,7 @@ func TestRefusalsLeaveNoTransactionOpen(t *testing.T) {
 		require.ErrorIs(t, err, driver.ErrConflict)
 	}
 	require.NoError(t, renew("home"))
-	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+	for _, pool := range []*pgxpool.Pool{d.s.critical, d.s.general} {
 		st := pool.Stat()
 		require.Equal(t, int32(1), st.TotalConns(), "the one connection was reused")
 		require.Zero(t, st.AcquiredConns(), "nothing left acquired")
@@ -285,7 +285,7 @@ func TestMigrateRefusesNewerSchemaNamingBothVersions(t *testing.T) {
 	t.Parallel()
 	d := open(t, Config{})
 	ctx := context.Background()
-	_, err := d.general.Exec(ctx, `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (42, '0042_x.sql', now())`)
+	_, err := d.s.general.Exec(ctx, `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (42, '0042_x.sql', now())`)
 	require.NoError(t, err)
 	_, err = d.Migrate(ctx)
 	require.ErrorIs(t, err, driver.ErrSchemaTooNew)
@@ -327,7 +327,7 @@ func TestSettingsReportTheSessionsDurability(t *testing.T) {
 	for _, k := range settingNames {
 		require.Contains(t, s.Values, k)
 	}
-	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+	for _, pool := range []*pgxpool.Pool{d.s.critical, d.s.general} {
 		var st, sc string
 		require.NoError(t, pool.QueryRow(ctx, `SELECT current_setting('statement_timeout'), current_setting('synchronous_commit')`).Scan(&st, &sc))
 		require.Equal(t, "7s", st)
@@ -345,7 +345,7 @@ func TestCancelWhileWaitingForTheHeadLock(t *testing.T) {
 	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
 	require.NoError(t, err)
 
-	blocker, err := d.critical.Begin(ctx)
+	blocker, err := d.s.critical.Begin(ctx)
 	require.NoError(t, err)
 	defer blocker.Rollback(ctx) //nolint:errcheck // a no-op after the explicit rollback; frees the lock if the test fails
 	_, err = blocker.Exec(ctx, `SELECT 1 FROM worlds WHERE id = 'w1' FOR UPDATE`)

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 )
 
 // RunTx implements driver.EffectStore: the caller's writes, a locking fence
@@ -37,17 +36,8 @@ import (
 // fn holds a critical connection while it runs; keep it short (the
 // session's idle_in_transaction_session_timeout, Config.StatementTimeout,
 // ends a transaction left idle).
-func (d *Driver) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	result, err := effectResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, &journal.InputError{Field: "fn", Problem: "RunTx needs a function to run"}
-	}
+func (d *store) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
+	result := p.Result // compact or nil: normalized by driver.Validating
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: transactional effect %q of run %d: %w", p.Key, p.RunID, withCtx(ctx, err))
 	}

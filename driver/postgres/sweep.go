@@ -16,7 +16,7 @@ import (
 // re-checks expiry on the locked head, and whose conditional write
 // re-asserts it (expires_at <= now). A world another sweeper got to first
 // re-plans to nothing and is skipped, so each expiry is swept exactly once.
-func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) (*driver.SweepResult, error) {
+func (d *store) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) (*driver.SweepResult, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
@@ -51,7 +51,7 @@ func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepPara
 
 // sweepScan lists up to limit worlds whose lease is held and expired on the
 // store clock, earliest expiry first (the worlds_expiry partial index).
-func (d *Driver) sweepScan(ctx context.Context, limit int) ([]string, error) {
+func (d *store) sweepScan(ctx context.Context, limit int) ([]string, error) {
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ var migrationFS embed.FS
 // Migrate implements driver.Driver. All pending migrations run in one
 // BEGIN IMMEDIATE transaction (SQLite DDL is transactional), so two
 // processes migrating at once serialize and the second finds nothing to do.
-func (d *Driver) Migrate(ctx context.Context) (driver.MigrateResult, error) {
+func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 	var res driver.MigrateResult
 	ms, err := driver.LoadMigrations(migrationFS, "migrations")
 	if err != nil {

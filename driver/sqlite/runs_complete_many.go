@@ -63,10 +63,11 @@ func valuesCTE(table string, rows, width, first int) string {
 // changed twice. A completion that matched no row (fenced out, already
 // final, missing) is reported by index and leaves its run unchanged; the
 // others commit all the same.
-func (d *Driver) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
-	results, err := driver.ValidateRunCompleteMany(p.Runs)
-	if err != nil {
-		return nil, err
+func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
+	// Valid, ids distinct, results compact or nil: driver.Validating.
+	results := make([][]byte, len(p.Runs))
+	for i := range p.Runs {
+		results[i] = p.Runs[i].Result
 	}
 	out := &driver.RunCompleteManyResult{}
 	n := len(p.Runs)

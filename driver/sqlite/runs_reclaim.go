@@ -47,13 +47,10 @@ RETURNING ` + runColumns
 // the take cannot be separated by another writer, so reclaimers on several
 // processes sharing the file never reclaim one lease twice: the second
 // finds it no longer running.
-func (d *Driver) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
+func (d *store) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = defaultReclaimLimit
-	}
-	if limit > maxReclaimLimit {
-		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is over the limit of %d", p.Limit, maxReclaimLimit)}
 	}
 	st, err := d.runPrepared(ctx)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 )
 
 // RunTx implements driver.EffectStore: the transactional effect. One BEGIN
@@ -31,20 +30,11 @@ import (
 //     fence again (whatever fn did to the run in between), and COMMIT.
 //
 // Exactly once: fn's writes and the effect commit together or not at all.
-func (d *Driver) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	result, err := normalizeResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, &journal.InputError{Field: "fn", Problem: "a transactional effect needs a function"}
-	}
+func (d *store) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
+	result := p.Result // compact or nil: normalized by driver.Validating
 	const op = "tx"
 	var out driver.RunTxResult
-	err = d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
+	err := d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
 		if err := requireHeld(ctx, tx, st, op, p.RunID, p.Fence, now); err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 // world is then swept in its own change, whose plan re-checks expiry on the
 // locked head and whose conditional write re-asserts it, so a world another
 // sweeper got to first is skipped.
-func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) (*driver.SweepResult, error) {
+func (d *store) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) (*driver.SweepResult, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
