@@ -25,8 +25,8 @@ const (
 	MaxJournalReadLimit = 100000
 	// MaxWorldListLimit bounds one WorldList page.
 	MaxWorldListLimit = 10000
-	// MaxLeaseSweepBatch bounds one LeaseSweepExpired batch.
-	MaxLeaseSweepBatch = 10000
+	// MaxLeaseScanBatch bounds one LeaseScanExpired batch.
+	MaxLeaseScanBatch = 10000
 )
 
 // inBatch names the index of a batch's bad element in its error, keeping
@@ -136,10 +136,13 @@ func (p *LeaseChangeParams) Validate() error {
 	return nil
 }
 
-// Validate checks the batch bound (<= 0 means the default).
-func (p *LeaseSweepParams) Validate() error {
-	if p.Limit > MaxLeaseSweepBatch {
-		return &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is over the limit of %d", p.Limit, MaxLeaseSweepBatch)}
+// Validate checks the batch bound (<= 0 means the default) and the cursor.
+func (p *LeaseScanParams) Validate() error {
+	if p.Limit > MaxLeaseScanBatch {
+		return &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is over the limit of %d", p.Limit, MaxLeaseScanBatch)}
+	}
+	if p.After != nil {
+		return journal.ValidateID("after", p.After.World)
 	}
 	return nil
 }

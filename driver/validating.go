@@ -58,11 +58,11 @@ func (v validating) LeaseChange(ctx context.Context, p *LeaseChangeParams) (*Wor
 	return v.Driver.LeaseChange(ctx, p)
 }
 
-func (v validating) LeaseSweepExpired(ctx context.Context, p *LeaseSweepParams) (*SweepResult, error) {
+func (v validating) LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([]ExpiredWorld, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return v.Driver.LeaseSweepExpired(ctx, p)
+	return v.Driver.LeaseScanExpired(ctx, p)
 }
 
 // JournalAppend refuses a bad request in its own outcome, never its

@@ -115,7 +115,7 @@ func TestRealStoreClock(t *testing.T) {
 	after, err := d.StoreNow(ctx)
 	require.NoError(t, err)
 	require.False(t, after.Before(rep.Final.LastTime))
-	swept, err := d.LeaseSweepExpired(ctx, &driver.LeaseSweepParams{})
+	swept, err := d.LeaseScanExpired(ctx, &driver.LeaseScanParams{})
 	require.NoError(t, err)
 	require.Empty(t, swept, "a lease granted just now is live on the store clock")
 }
