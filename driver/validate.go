@@ -29,6 +29,24 @@ const (
 	MaxLeaseScanBatch = 10000
 )
 
+// Default page and batch sizes: Validating fills them in, on a copy, where
+// a params' Limit is <= 0, so every driver uses the same.
+const (
+	DefaultWorldListLimit    = 100
+	DefaultJournalReadLimit  = 1000
+	DefaultLeaseScanBatch    = 100
+	DefaultRunReclaimBatch   = 100
+	DefaultRunEventListLimit = 1000
+)
+
+// orDefault is limit, or def when limit is <= 0.
+func orDefault(limit, def int) int {
+	if limit <= 0 {
+		return def
+	}
+	return limit
+}
+
 // inBatch names the index of a batch's bad element in its error, keeping
 // it a *journal.InputError when it is one so every store wraps alike.
 func inBatch(what string, i int, err error) error {

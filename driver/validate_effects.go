@@ -23,6 +23,17 @@ func validateEffect(id, fence int64, key string) error {
 	return journal.ValidateKey(key)
 }
 
+// normalizeEffect checks an effect's identity and its optional JSON result,
+// which it replaces with its compact form (nil when none).
+func normalizeEffect(id, fence int64, key string, result *[]byte) error {
+	if err := validateEffect(id, fence, key); err != nil {
+		return err
+	}
+	r, err := normalizeResult(*result)
+	*result = r
+	return err
+}
+
 // Validate checks the effect's identity.
 func (p *RunEffectParams) Validate() error { return validateEffect(p.RunID, p.Fence, p.Key) }
 
@@ -31,16 +42,8 @@ func (p *RunEffectCommitParams) Validate() error { _, err := p.normalized(); ret
 
 // normalized returns a copy whose result is compact (nil when none).
 func (p *RunEffectCommitParams) normalized() (*RunEffectCommitParams, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	r, err := normalizeResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
 	c := *p
-	c.Result = r
-	return &c, nil
+	return &c, normalizeEffect(c.RunID, c.Fence, c.Key, &c.Result)
 }
 
 // Validate checks the effect's identity and its optional JSON result (also
@@ -49,16 +52,8 @@ func (p *RunEffectResolveParams) Validate() error { _, err := p.normalized(); re
 
 // normalized returns a copy whose result is compact (nil when none).
 func (p *RunEffectResolveParams) normalized() (*RunEffectResolveParams, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	r, err := normalizeResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
 	c := *p
-	c.Result = r
-	return &c, nil
+	return &c, normalizeEffect(c.RunID, c.Fence, c.Key, &c.Result)
 }
 
 // Validate checks the run id.
@@ -69,16 +64,8 @@ func (p *RunTxParams) Validate() error { _, err := p.normalized(); return err }
 
 // normalized returns a copy whose result is compact (nil when none).
 func (p *RunTxParams) normalized() (*RunTxParams, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	r, err := normalizeResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
 	c := *p
-	c.Result = r
-	return &c, nil
+	return &c, normalizeEffect(c.RunID, c.Fence, c.Key, &c.Result)
 }
 
 // Validate checks every event of the batch; one invalid event refuses it

@@ -48,7 +48,9 @@ func (v validating) WorldList(ctx context.Context, p *WorldListParams) ([]*World
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return v.Driver.WorldList(ctx, p)
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultWorldListLimit)
+	return v.Driver.WorldList(ctx, &q)
 }
 
 func (v validating) LeaseChange(ctx context.Context, p *LeaseChangeParams) (*World, error) {
@@ -62,7 +64,9 @@ func (v validating) LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return v.Driver.LeaseScanExpired(ctx, p)
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultLeaseScanBatch)
+	return v.Driver.LeaseScanExpired(ctx, &q)
 }
 
 // JournalAppend refuses a bad request in its own outcome, never its
@@ -90,7 +94,9 @@ func (v validating) JournalRead(ctx context.Context, p *JournalReadParams) ([]jo
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return v.Driver.JournalRead(ctx, p)
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultJournalReadLimit)
+	return v.Driver.JournalRead(ctx, &q)
 }
 
 func (v validating) JournalImport(ctx context.Context, p *JournalImportParams) (*World, error) {
@@ -194,7 +200,9 @@ func (v validating) RunReclaim(ctx context.Context, p *RunReclaimParams) (*RunRe
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return v.Driver.RunReclaim(ctx, p)
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultRunReclaimBatch)
+	return v.Driver.RunReclaim(ctx, &q)
 }
 
 func (v validating) RunEffectBegin(ctx context.Context, p *RunEffectParams) (*Effect, error) {
@@ -253,5 +261,7 @@ func (v validating) RunEventList(ctx context.Context, p *RunEventListParams) ([]
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return v.Driver.RunEventList(ctx, p)
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultRunEventListLimit)
+	return v.Driver.RunEventList(ctx, &q)
 }

@@ -362,7 +362,7 @@ func TestRunEventAppendFencedAndRetried(t *testing.T) {
 	require.Equal(t, b.Fence, evs[3].Fence)
 	require.Equal(t, "null", string(evs[3].Payload), "an empty payload is JSON null")
 
-	_, err = d.RunEventList(ctx, &driver.RunEventListParams{RunID: b.ID, Limit: maxEventLimit + 1})
+	_, err = d.RunEventList(ctx, &driver.RunEventListParams{RunID: b.ID, Limit: driver.MaxRunEventListLimit + 1})
 	require.ErrorIs(t, err, driver.ErrInvalid)
 	res, err = d.RunEventAppend(ctx, &driver.RunEventAppendParams{})
 	require.NoError(t, err)

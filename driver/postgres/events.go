@@ -103,12 +103,6 @@ WHERE run_id = $1 AND (fence, seq) > ($2, $3)
 ORDER BY fence, seq
 LIMIT $4`
 
-// Event list bounds.
-const (
-	defaultEventLimit = 1000
-	maxEventLimit     = 10000
-)
-
 // eventBatch is a validated batch as column arrays, the shape appendEvents
 // unnests.
 type eventBatch struct {
@@ -187,10 +181,7 @@ func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPara
 // RunEventList implements driver.EffectStore: a read, on the general pool.
 // A run without events, or no run at all, lists nothing.
 func (d *store) RunEventList(ctx context.Context, p *driver.RunEventListParams) ([]*driver.RunEvent, error) {
-	limit := p.Limit
-	if limit == 0 {
-		limit = defaultEventLimit
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: listing events of run %d: %w", p.RunID, withCtx(ctx, err))
 	}

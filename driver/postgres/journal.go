@@ -142,10 +142,7 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 
 // JournalRead implements driver.Driver.
 func (d *store) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	out, err := d.readEntries(ctx, p, limit)
 	if err != nil {
 		return nil, err
@@ -174,24 +171,14 @@ func (d *store) readEntries(ctx context.Context, p *driver.JournalReadParams, li
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}
 	defer rows.Close()
-	var out []journal.Entry
-	for rows.Next() {
+	out, err := driver.CollectRows(rows, func() (journal.Entry, error) {
 		var e journal.Entry
-		var kind string
-		if err := rows.Scan(&e.World, &e.Position, &e.Epoch, &kind, &e.Holder, &e.Key, &e.Payload, &e.StoreTime,
-			&e.PrevHash, &e.Hash, &e.Signature); err != nil {
-			return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
-		}
-		e.Kind, e.StoreTime = journal.Kind(kind), e.StoreTime.UTC()
-		if len(e.PrevHash) == 0 {
-			e.PrevHash = nil
-		}
-		if len(e.Signature) == 0 {
-			e.Signature = nil
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+		err := rows.Scan(&e.World, &e.Position, &e.Epoch, &e.Kind, &e.Holder, &e.Key, &e.Payload, &e.StoreTime,
+			&e.PrevHash, &e.Hash, &e.Signature)
+		driver.ScannedEntry(&e)
+		return e, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}
 	return out, nil

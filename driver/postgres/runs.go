@@ -74,15 +74,7 @@ func scanRun(row pgx.Row) (*driver.Run, error) {
 // scanRuns scans every row of runColumns.
 func scanRuns(rows pgx.Rows) ([]*driver.Run, error) {
 	defer rows.Close()
-	var out []*driver.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return driver.CollectRows(rows, func() (*driver.Run, error) { return scanRun(rows) })
 }
 
 // RunGet implements driver.RunStore. It is a read: the general pool.

@@ -88,19 +88,10 @@ FROM c, t
 WHERE r.id = c.id
 RETURNING ` + runColumnsR
 
-// Reclaim batch bounds.
-const (
-	defaultReclaimLimit = 100
-	maxReclaimLimit     = 10000
-)
-
 // RunReclaim implements driver.RunStore in one statement, one round trip.
 // The runs come back in id order.
 func (d *store) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = defaultReclaimLimit
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: reclaiming runs: %w", withCtx(ctx, err))
 	}

@@ -13,10 +13,7 @@ import (
 // The sweep itself is world.SweepExpired, through LeaseChange, whose
 // SELECT … FOR UPDATE waits for any other sweeper.
 func (d *store) LeaseScanExpired(ctx context.Context, p *driver.LeaseScanParams) ([]driver.ExpiredWorld, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	var afterAt *time.Time
 	afterID := ""
 	if p.After != nil {
@@ -36,16 +33,13 @@ func (d *store) LeaseScanExpired(ctx context.Context, p *driver.LeaseScanParams)
 		return nil, fail(err)
 	}
 	defer rows.Close()
-	var out []driver.ExpiredWorld
-	for rows.Next() {
+	out, err := driver.CollectRows(rows, func() (driver.ExpiredWorld, error) {
 		var w driver.ExpiredWorld
-		if err := rows.Scan(&w.World, &w.ExpiresAt); err != nil {
-			return nil, fail(err)
-		}
+		err := rows.Scan(&w.World, &w.ExpiresAt)
 		w.ExpiresAt = w.ExpiresAt.UTC()
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
+		return w, err
+	})
+	if err != nil {
 		return nil, fail(err)
 	}
 	return out, nil

@@ -58,10 +58,7 @@ func (d *store) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver
 // WorldList implements driver.Driver. Ids sort in byte order (the column's
 // collation is "C"), as in SQLite.
 func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: listing worlds: %w", err)
@@ -72,15 +69,8 @@ func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*dr
 		return nil, fmt.Errorf("postgres: listing worlds: %w", err)
 	}
 	defer rows.Close()
-	var out []*driver.World
-	for rows.Next() {
-		w, err := scanWorld(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: listing worlds: %w", err)
-		}
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := driver.CollectRows(rows, func() (*driver.World, error) { return scanWorld(rows) })
+	if err != nil {
 		return nil, fmt.Errorf("postgres: listing worlds: %w", err)
 	}
 	return out, nil

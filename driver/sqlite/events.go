@@ -9,12 +9,6 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// Event list bounds.
-const (
-	defaultEventListLimit = 1000
-	maxEventListLimit     = 10000
-)
-
 // RunEventAppend implements driver.EffectStore: the whole batch is one
 // BEGIN IMMEDIATE transaction (one fsync), whatever runs it spans. Events
 // go in eventChunk at a time with one prepared eventInsertChunkSQL, a
@@ -160,10 +154,7 @@ func (w *eventWriter) classify(i int) error {
 // key's order. Limit 0 means 1000; at most 10000. No run, or no events,
 // gives none.
 func (d *store) RunEventList(ctx context.Context, p *driver.RunEventListParams) ([]*driver.RunEvent, error) {
-	limit := p.Limit
-	if limit == 0 {
-		limit = defaultEventListLimit
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	rows, err := d.r.QueryContext(ctx, `SELECT run_id, fence, seq, kind, payload, created_at FROM run_events
 WHERE run_id = ?1 AND (fence, seq) > (?2, ?3)
 ORDER BY fence, seq

@@ -26,10 +26,7 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 
 // JournalRead implements driver.Driver.
 func (d *store) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	rows, err := d.r.QueryContext(ctx, `SELECT world, position, epoch, kind, holder, key, payload, store_time,
 		prev_hash, hash, signature FROM journal_entries WHERE world = ? AND position >= ? ORDER BY position LIMIT ?`,
 		p.World, p.From, limit)
@@ -37,25 +34,16 @@ func (d *store) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([
 		return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
 	}
 	defer rows.Close()
-	var out []journal.Entry
-	for rows.Next() {
+	out, err := driver.CollectRows(rows, func() (journal.Entry, error) {
 		var e journal.Entry
-		var kind string
 		var st int64
-		if err := rows.Scan(&e.World, &e.Position, &e.Epoch, &kind, &e.Holder, &e.Key, &e.Payload, &st,
-			&e.PrevHash, &e.Hash, &e.Signature); err != nil {
-			return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
-		}
-		e.Kind, e.StoreTime = journal.Kind(kind), fromMicros(st)
-		if len(e.PrevHash) == 0 {
-			e.PrevHash = nil
-		}
-		if len(e.Signature) == 0 {
-			e.Signature = nil
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+		err := rows.Scan(&e.World, &e.Position, &e.Epoch, &e.Kind, &e.Holder, &e.Key, &e.Payload, &st,
+			&e.PrevHash, &e.Hash, &e.Signature)
+		e.StoreTime = fromMicros(st)
+		driver.ScannedEntry(&e)
+		return e, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
 	}
 	rows.Close()       // give the read connection back before the existence check takes one

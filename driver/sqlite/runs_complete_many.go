@@ -64,16 +64,10 @@ func valuesCTE(table string, rows, width, first int) string {
 // final, missing) is reported by index and leaves its run unchanged; the
 // others commit all the same.
 func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
-	// Valid, ids distinct, results compact or nil: driver.Validating.
-	results := make([][]byte, len(p.Runs))
-	for i := range p.Runs {
-		results[i] = p.Runs[i].Result
-	}
+	// Valid, not empty, ids distinct, results compact or nil:
+	// driver.Validating.
 	out := &driver.RunCompleteManyResult{}
 	n := len(p.Runs)
-	if n == 0 {
-		return out, nil
-	}
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("sqlite: completing %d runs: "+format, append([]any{n}, args...)...)
 	}
@@ -95,7 +89,7 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 		for i := range completeChunk {
 			a := args[1+3*i : 4+3*i]
 			if k := from + i; k < n {
-				a[0], a[1], a[2] = p.Runs[k].ID, p.Runs[k].Fence, nullBytes(results[k])
+				a[0], a[1], a[2] = p.Runs[k].ID, p.Runs[k].Fence, nullBytes(p.Runs[k].Result)
 			} else {
 				a[0], a[1], a[2] = nil, nil, nil
 			}

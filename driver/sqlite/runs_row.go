@@ -49,15 +49,7 @@ func scanRun(r rowScanner) (*driver.Run, error) {
 // scanRuns reads every row of rows and closes it.
 func scanRuns(rows *sql.Rows) ([]*driver.Run, error) {
 	defer rows.Close()
-	var out []*driver.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return driver.CollectRows(rows, func() (*driver.Run, error) { return scanRun(rows) })
 }
 
 // RunGet implements driver.RunStore, on the read pool: a committed write is

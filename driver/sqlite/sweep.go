@@ -11,10 +11,7 @@ import (
 // worlds_expiry partial index). The sweep itself is world.SweepExpired,
 // through LeaseChange.
 func (d *store) LeaseScanExpired(ctx context.Context, p *driver.LeaseScanParams) ([]driver.ExpiredWorld, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	// A cursor below every expiry when none is given: (expiry, id) > (min, "").
 	afterUs, afterID := int64(-1<<63), ""
 	if p.After != nil {
@@ -27,17 +24,14 @@ func (d *store) LeaseScanExpired(ctx context.Context, p *driver.LeaseScanParams)
 		return nil, fmt.Errorf("sqlite: sweep scan: %w", err)
 	}
 	defer rows.Close()
-	var out []driver.ExpiredWorld
-	for rows.Next() {
+	out, err := driver.CollectRows(rows, func() (driver.ExpiredWorld, error) {
 		var w driver.ExpiredWorld
 		var us int64
-		if err := rows.Scan(&w.World, &us); err != nil {
-			return nil, fmt.Errorf("sqlite: sweep scan: %w", err)
-		}
+		err := rows.Scan(&w.World, &us)
 		w.ExpiresAt = fromMicros(us)
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
+		return w, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: sweep scan: %w", err)
 	}
 	return out, nil

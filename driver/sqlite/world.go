@@ -59,24 +59,17 @@ func (d *store) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver
 
 // WorldList implements driver.Driver.
 func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	rows, err := d.r.QueryContext(ctx, `SELECT `+worldColumns+` FROM worlds WHERE id > ? ORDER BY id LIMIT ?`, p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
 	}
 	defer rows.Close()
-	var out []*driver.World
-	for rows.Next() {
-		w, err := scanWorld(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
-		}
-		out = append(out, w)
+	out, err := driver.CollectRows(rows, func() (*driver.World, error) { return scanWorld(rows) })
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // WorldCreate implements driver.Driver.
