@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -72,31 +71,6 @@ func auditHead(t *testing.T, d driver.Driver, world string) journal.Report {
 	return rep
 }
 
-func TestSmoke(t *testing.T) {
-	t.Parallel()
-	h := harness(t)
-	d, ctx := h.Driver, context.Background()
-	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
-	require.NoError(t, err)
-	require.Equal(t, drivertest.StartTime, w.CreatedAt)
-	h.Clock.Advance(time.Second + 1500*time.Nanosecond) // sub-µs part is truncated
-	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{
-		appendReq("home", 1, 1, `{"a":"<&>é"}`), appendReq("home", 1, 1, `[1,2]`),
-	}})
-	require.NoError(t, err)
-	require.Equal(t, []journal.AppendOutcome{{Position: 2}, {Position: 3}}, out)
-	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w1", From: 1})
-	require.NoError(t, err)
-	require.Len(t, es, 3)
-	require.Equal(t, `{"a":"<&>é"}`, string(es[1].Payload), "payload is stored byte-exact")
-	require.Equal(t, drivertest.StartTime.Add(time.Second+time.Microsecond), es[2].StoreTime)
-	require.Equal(t, time.UTC, es[2].StoreTime.Location())
-	require.Nil(t, es[0].PrevHash, "empty prev_hash reads back as nil")
-	require.Nil(t, es[0].Signature, "empty signature reads back as nil")
-	rep := auditHead(t, d, "w1")
-	require.Equal(t, int64(3), rep.Final.Position)
-}
-
 // TestRealStoreClock runs without a StoreClock: the store's clock_timestamp()
 // is the time of every entry and expiry.
 func TestRealStoreClock(t *testing.T) {
@@ -118,45 +92,6 @@ func TestRealStoreClock(t *testing.T) {
 	swept, err := d.LeaseScanExpired(ctx, &driver.LeaseScanParams{})
 	require.NoError(t, err)
 	require.Empty(t, swept, "a lease granted just now is live on the store clock")
-}
-
-// TestConcurrentAppendersSerializeOnTheHeadRow: many appenders to one world
-// at once; every accepted entry gets its own position and the journal
-// verifies.
-func TestConcurrentAppendersSerializeOnTheHeadRow(t *testing.T) {
-	t.Parallel()
-	h := harness(t)
-	d, ctx := h.Driver, context.Background()
-	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
-	require.NoError(t, err)
-	// As many appenders as the general pool has connections: they queue on
-	// the head row's lock, not on the pool (whose acquire timeout would
-	// make the test depend on the machine's fsync speed).
-	const n, each = DefaultGeneralConns, 10
-	positions := make(chan int64, n*each)
-	var wg sync.WaitGroup
-	for g := range n {
-		wg.Go(func() {
-			for i := range each {
-				out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
-					Requests: []journal.AppendRequest{appendReq("home", 1, 1, fmt.Sprintf(`{"g":%d,"i":%d}`, g, i))}})
-				if !assertNoError(t, err) || !assertNoError(t, out[0].Err) {
-					return
-				}
-				positions <- out[0].Position
-			}
-		})
-	}
-	wg.Wait()
-	close(positions)
-	seen := map[int64]bool{}
-	for p := range positions {
-		require.False(t, seen[p], "position %d given twice", p)
-		seen[p] = true
-	}
-	require.Len(t, seen, n*each)
-	rep := auditHead(t, d, "w1")
-	require.Equal(t, int64(1+n*each), rep.Final.Position)
 }
 
 func assertNoError(t *testing.T, err error) bool {
@@ -279,17 +214,6 @@ func TestConcurrentMigratorsSerialize(t *testing.T) {
 	ms, err := driver.LoadMigrations(migrationFS, "migrations")
 	require.NoError(t, err)
 	require.Equal(t, len(ms), total, "each migration applied exactly once")
-}
-
-func TestMigrateRefusesNewerSchemaNamingBothVersions(t *testing.T) {
-	t.Parallel()
-	d := open(t, Config{})
-	ctx := context.Background()
-	_, err := d.s.general.Exec(ctx, `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (42, '0042_x.sql', now())`)
-	require.NoError(t, err)
-	_, err = d.Migrate(ctx)
-	require.ErrorIs(t, err, driver.ErrSchemaTooNew)
-	require.ErrorContains(t, err, "schema version 42, this binary knows up to 4")
 }
 
 func TestOpenRefusesMissingSchemaAndBadConfig(t *testing.T) {

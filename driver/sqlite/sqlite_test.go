@@ -13,7 +13,9 @@ import (
 )
 
 // harness opens a fresh, migrated SQLite file with a fake store clock.
-func harness(t *testing.T) *drivertest.Harness {
+func harness(t *testing.T) *drivertest.Harness { return open(t) }
+
+func open(t testing.TB) *drivertest.Harness {
 	t.Helper()
 	ctx := context.Background()
 	fake := clock.NewFake(drivertest.StartTime)
