@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
 )
@@ -94,3 +95,22 @@ func RunMigrations(ctx context.Context, d MigrationDialect) (MigrateResult, erro
 	res.Version = current
 	return res, nil
 }
+
+// SQLMigrationTx is a database/sql transaction as a MigrationTx, for
+// drivers built on database/sql (SQLite).
+func SQLMigrationTx(tx *sql.Tx) MigrationTx { return sqlMigrationTx{tx} }
+
+type sqlMigrationTx struct{ tx *sql.Tx }
+
+func (t sqlMigrationTx) Exec(ctx context.Context, q string, args ...any) error {
+	_, err := t.tx.ExecContext(ctx, q, args...)
+	return err
+}
+
+func (t sqlMigrationTx) QueryInt(ctx context.Context, q string) (n int, err error) {
+	err = t.tx.QueryRowContext(ctx, q).Scan(&n)
+	return n, err
+}
+
+func (t sqlMigrationTx) Commit(context.Context) error { return t.tx.Commit() }
+func (t sqlMigrationTx) End(context.Context)          { _ = t.tx.Rollback() } // a no-op after Commit

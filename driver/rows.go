@@ -1,6 +1,10 @@
 package driver
 
-import "github.com/leasehold/leasehold/journal"
+import (
+	"time"
+
+	"github.com/leasehold/leasehold/journal"
+)
 
 // Rows is the part of a result set (*sql.Rows, pgx.Rows) that CollectRows
 // iterates; the caller closes it.
@@ -33,4 +37,19 @@ func ScannedEntry(e *journal.Entry) {
 		e.Signature = nil
 	}
 	e.StoreTime = e.StoreTime.UTC()
+}
+
+// EntryColumns are the journal_entries columns ScanEntry reads, in order.
+const EntryColumns = `world, position, epoch, kind, holder, key, payload, store_time, prev_hash, hash, signature`
+
+// ScanEntry scans one row of EntryColumns with scan (a *sql.Rows' or
+// pgx.Rows' Scan); T is the driver's type for store_time, which toTime
+// converts. The entry is finished as ScannedEntry says.
+func ScanEntry[T any](scan func(dest ...any) error, toTime func(T) time.Time) (journal.Entry, error) {
+	var e journal.Entry
+	var st T
+	err := scan(&e.World, &e.Position, &e.Epoch, &e.Kind, &e.Holder, &e.Key, &e.Payload, &st, &e.PrevHash, &e.Hash, &e.Signature)
+	e.StoreTime = toTime(st)
+	ScannedEntry(&e)
+	return e, err
 }

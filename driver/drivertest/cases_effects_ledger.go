@@ -160,18 +160,10 @@ func caseEffectBeginRaceStartsOnce(t *testing.T, f Factory) {
 func caseTxRollsBackWhatItRefuses(t *testing.T, f Factory) {
 	e := newEnv(t, f)
 	es := e.effects()
-	require.NoError(t, e.h.Exec(e.ctx, "CREATE TABLE caller_ledger (k TEXT PRIMARY KEY, v BIGINT NOT NULL)"))
+	e.createLedger()
 	r := e.claimOne("a")
 	calls := 0
-	insert := func(k string, fail error) func(tx any) error {
-		return func(tx any) error {
-			calls++
-			if err := execTx(e.ctx, tx, "INSERT INTO caller_ledger (k, v) VALUES (?1, ?2)", k, int64(calls)); err != nil {
-				return err
-			}
-			return fail
-		}
-	}
+	insert := func(k string, fail error) func(tx any) error { return e.ledgerInsert(&calls, k, fail) }
 	tp := func(key string) *driver.RunTxParams {
 		return &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key, Result: []byte(`{"booked": true}`)}
 	}

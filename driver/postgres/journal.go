@@ -164,20 +164,13 @@ func (d *store) readEntries(ctx context.Context, p *driver.JournalReadParams, li
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, `SELECT world, position, epoch, kind, holder, key, payload, store_time,
-		prev_hash, hash, signature FROM journal_entries WHERE world = $1 AND position >= $2 ORDER BY position LIMIT $3`,
+	rows, err := conn.Query(ctx, `SELECT `+driver.EntryColumns+` FROM journal_entries WHERE world = $1 AND position >= $2 ORDER BY position LIMIT $3`,
 		p.World, p.From, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}
 	defer rows.Close()
-	out, err := driver.CollectRows(rows, func() (journal.Entry, error) {
-		var e journal.Entry
-		err := rows.Scan(&e.World, &e.Position, &e.Epoch, &e.Kind, &e.Holder, &e.Key, &e.Payload, &e.StoreTime,
-			&e.PrevHash, &e.Hash, &e.Signature)
-		driver.ScannedEntry(&e)
-		return e, err
-	})
+	out, err := driver.CollectRows(rows, func() (journal.Entry, error) { return driver.ScanEntry(rows.Scan, time.Time.UTC) })
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}

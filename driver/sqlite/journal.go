@@ -27,22 +27,13 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 // JournalRead implements driver.Driver.
 func (d *store) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
 	limit := p.Limit // > 0: defaulted by driver.Validating
-	rows, err := d.r.QueryContext(ctx, `SELECT world, position, epoch, kind, holder, key, payload, store_time,
-		prev_hash, hash, signature FROM journal_entries WHERE world = ? AND position >= ? ORDER BY position LIMIT ?`,
+	rows, err := d.r.QueryContext(ctx, `SELECT `+driver.EntryColumns+` FROM journal_entries WHERE world = ? AND position >= ? ORDER BY position LIMIT ?`,
 		p.World, p.From, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
 	}
 	defer rows.Close()
-	out, err := driver.CollectRows(rows, func() (journal.Entry, error) {
-		var e journal.Entry
-		var st int64
-		err := rows.Scan(&e.World, &e.Position, &e.Epoch, &e.Kind, &e.Holder, &e.Key, &e.Payload, &st,
-			&e.PrevHash, &e.Hash, &e.Signature)
-		e.StoreTime = fromMicros(st)
-		driver.ScannedEntry(&e)
-		return e, err
-	})
+	out, err := driver.CollectRows(rows, func() (journal.Entry, error) { return driver.ScanEntry(rows.Scan, fromMicros) })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
 	}

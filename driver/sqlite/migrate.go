@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 
 	"github.com/leasehold/leasehold/driver"
@@ -24,7 +23,7 @@ func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			return sqlMigrationTx{tx}, nil
+			return driver.SQLMigrationTx(tx), nil
 		},
 		CreateVersionTable: `CREATE TABLE IF NOT EXISTS leasehold_migrations (
 			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,
@@ -32,19 +31,3 @@ func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 		AppliedAt:     func() any { return d.clock.Now().UnixMicro() },
 	})
 }
-
-// sqlMigrationTx is a *sql.Tx as a driver.MigrationTx.
-type sqlMigrationTx struct{ tx *sql.Tx }
-
-func (t sqlMigrationTx) Exec(ctx context.Context, q string, args ...any) error {
-	_, err := t.tx.ExecContext(ctx, q, args...)
-	return err
-}
-
-func (t sqlMigrationTx) QueryInt(ctx context.Context, q string) (n int, err error) {
-	err = t.tx.QueryRowContext(ctx, q).Scan(&n)
-	return n, err
-}
-
-func (t sqlMigrationTx) Commit(context.Context) error { return t.tx.Commit() }
-func (t sqlMigrationTx) End(context.Context)          { _ = t.tx.Rollback() } // a no-op after Commit
