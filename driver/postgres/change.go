@@ -80,7 +80,7 @@ SELECT count(*) FROM upd`
 var errCondFailed = fmt.Errorf("conditional head write matched no row: %w", driver.ErrFenced)
 
 // change is the one path by which an existing world's journal and head
-// change (LeaseChange, JournalAppend, LeaseSweepExpired). It costs two
+// change (LeaseChange — the expiry sweep's too — and JournalAppend). It costs two
 // round trips, each one pipelined pgx.Batch:
 //
 //  1. BEGIN; SELECT head FOR UPDATE; SELECT clock_timestamp();

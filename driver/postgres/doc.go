@@ -40,8 +40,8 @@
 //
 // # A lease change, two round trips
 //
-// Every lease change to an existing world — LeaseChange and each world of
-// LeaseSweepExpired — goes through one helper (change.go), which
+// Every lease change to an existing world — LeaseChange, the expiry
+// sweep's included (world.SweepExpired) — goes through one helper (change.go), which
 // takes a connection from the pool its class names and makes two round
 // trips, each one pipelined pgx.Batch:
 //
