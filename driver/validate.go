@@ -173,3 +173,52 @@ func (p *JournalImportParams) Validate() error {
 	}
 	return nil
 }
+
+// The normalized forms of the paged params: valid, and the default Limit
+// filled in where it is <= 0 (after the check, so a negative one is still
+// refused where the rule refuses it).
+
+func (p *WorldListParams) normalized() (*WorldListParams, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultWorldListLimit)
+	return &q, nil
+}
+
+func (p *LeaseScanParams) normalized() (*LeaseScanParams, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultLeaseScanBatch)
+	return &q, nil
+}
+
+func (p *JournalReadParams) normalized() (*JournalReadParams, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultJournalReadLimit)
+	return &q, nil
+}
+
+func (p *RunReclaimParams) normalized() (*RunReclaimParams, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultRunReclaimBatch)
+	return &q, nil
+}
+
+func (p *RunEventListParams) normalized() (*RunEventListParams, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Limit = orDefault(p.Limit, DefaultRunEventListLimit)
+	return &q, nil
+}

@@ -26,47 +26,47 @@ func Validating(d Driver) Driver {
 	return validating{d}
 }
 
+// checked validates p and, if it is valid, makes the call.
+func checked[P interface{ Validate() error }, R any](ctx context.Context, p P, call func(context.Context, P) (R, error)) (R, error) {
+	if err := p.Validate(); err != nil {
+		var none R
+		return none, err
+	}
+	return call(ctx, p)
+}
+
+// normalizedCall validates p and makes the call with its normalized copy.
+func normalizedCall[P interface{ normalized() (P, error) }, R any](ctx context.Context, p P, call func(context.Context, P) (R, error)) (R, error) {
+	n, err := p.normalized()
+	if err != nil {
+		var none R
+		return none, err
+	}
+	return call(ctx, n)
+}
+
 // validating applies the rules; the methods it does not define (Name,
 // Settings, Migrate, StoreNow, Close) take no input and pass through.
 type validating struct{ Driver }
 
 func (v validating) WorldCreate(ctx context.Context, p *WorldCreateParams) (*World, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.WorldCreate(ctx, p)
+	return checked(ctx, p, v.Driver.WorldCreate)
 }
 
 func (v validating) WorldGet(ctx context.Context, p *WorldGetParams) (*World, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.WorldGet(ctx, p)
+	return checked(ctx, p, v.Driver.WorldGet)
 }
 
 func (v validating) WorldList(ctx context.Context, p *WorldListParams) ([]*World, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Limit = orDefault(p.Limit, DefaultWorldListLimit)
-	return v.Driver.WorldList(ctx, &q)
+	return normalizedCall(ctx, p, v.Driver.WorldList)
 }
 
 func (v validating) LeaseChange(ctx context.Context, p *LeaseChangeParams) (*World, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.LeaseChange(ctx, p)
+	return checked(ctx, p, v.Driver.LeaseChange)
 }
 
 func (v validating) LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([]ExpiredWorld, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Limit = orDefault(p.Limit, DefaultLeaseScanBatch)
-	return v.Driver.LeaseScanExpired(ctx, &q)
+	return normalizedCall(ctx, p, v.Driver.LeaseScanExpired)
 }
 
 // JournalAppend refuses a bad request in its own outcome, never its
@@ -91,19 +91,11 @@ func (v validating) JournalAppend(ctx context.Context, p *JournalAppendParams) (
 }
 
 func (v validating) JournalRead(ctx context.Context, p *JournalReadParams) ([]journal.Entry, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Limit = orDefault(p.Limit, DefaultJournalReadLimit)
-	return v.Driver.JournalRead(ctx, &q)
+	return normalizedCall(ctx, p, v.Driver.JournalRead)
 }
 
 func (v validating) JournalImport(ctx context.Context, p *JournalImportParams) (*World, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.JournalImport(ctx, p)
+	return checked(ctx, p, v.Driver.JournalImport)
 }
 
 // RunEnqueue answers an empty batch itself, the same on every store.
@@ -119,24 +111,15 @@ func (v validating) RunEnqueue(ctx context.Context, p *RunEnqueueParams) ([]RunE
 }
 
 func (v validating) RunGet(ctx context.Context, p *RunGetParams) (*Run, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunGet(ctx, p)
+	return checked(ctx, p, v.Driver.RunGet)
 }
 
 func (v validating) RunClaim(ctx context.Context, p *RunClaimParams) ([]*Run, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunClaim(ctx, p)
+	return checked(ctx, p, v.Driver.RunClaim)
 }
 
 func (v validating) RunRenew(ctx context.Context, p *RunRenewParams) (*Run, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunRenew(ctx, p)
+	return checked(ctx, p, v.Driver.RunRenew)
 }
 
 func (v validating) RunRenewMany(ctx context.Context, p *RunRenewManyParams) (*RunRenewManyResult, error) {
@@ -150,11 +133,7 @@ func (v validating) RunRenewMany(ctx context.Context, p *RunRenewManyParams) (*R
 }
 
 func (v validating) RunComplete(ctx context.Context, p *RunCompleteParams) (*Run, error) {
-	n, err := p.normalized()
-	if err != nil {
-		return nil, err
-	}
-	return v.Driver.RunComplete(ctx, n)
+	return normalizedCall(ctx, p, v.Driver.RunComplete)
 }
 
 func (v validating) RunCompleteMany(ctx context.Context, p *RunCompleteManyParams) (*RunCompleteManyResult, error) {
@@ -169,70 +148,39 @@ func (v validating) RunCompleteMany(ctx context.Context, p *RunCompleteManyParam
 }
 
 func (v validating) RunFail(ctx context.Context, p *RunFailParams) (*Run, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunFail(ctx, p)
+	return checked(ctx, p, v.Driver.RunFail)
 }
 
 func (v validating) RunBlock(ctx context.Context, p *RunBlockParams) (*Run, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunBlock(ctx, p)
+	return checked(ctx, p, v.Driver.RunBlock)
 }
 
 func (v validating) RunUnblock(ctx context.Context, p *RunUnblockParams) (*Run, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunUnblock(ctx, p)
+	return checked(ctx, p, v.Driver.RunUnblock)
 }
 
 func (v validating) RunCancel(ctx context.Context, p *RunCancelParams) (*Run, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunCancel(ctx, p)
+	return checked(ctx, p, v.Driver.RunCancel)
 }
 
 func (v validating) RunReclaim(ctx context.Context, p *RunReclaimParams) (*RunReclaimResult, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Limit = orDefault(p.Limit, DefaultRunReclaimBatch)
-	return v.Driver.RunReclaim(ctx, &q)
+	return normalizedCall(ctx, p, v.Driver.RunReclaim)
 }
 
 func (v validating) RunEffectBegin(ctx context.Context, p *RunEffectParams) (*Effect, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunEffectBegin(ctx, p)
+	return checked(ctx, p, v.Driver.RunEffectBegin)
 }
 
 func (v validating) RunEffectCommit(ctx context.Context, p *RunEffectCommitParams) (*Effect, error) {
-	n, err := p.normalized()
-	if err != nil {
-		return nil, err
-	}
-	return v.Driver.RunEffectCommit(ctx, n)
+	return normalizedCall(ctx, p, v.Driver.RunEffectCommit)
 }
 
 func (v validating) RunEffectResolve(ctx context.Context, p *RunEffectResolveParams) (*Effect, error) {
-	n, err := p.normalized()
-	if err != nil {
-		return nil, err
-	}
-	return v.Driver.RunEffectResolve(ctx, n)
+	return normalizedCall(ctx, p, v.Driver.RunEffectResolve)
 }
 
 func (v validating) RunEffectList(ctx context.Context, p *RunEffectListParams) ([]*Effect, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return v.Driver.RunEffectList(ctx, p)
+	return checked(ctx, p, v.Driver.RunEffectList)
 }
 
 func (v validating) RunTx(ctx context.Context, p *RunTxParams, fn func(tx any) error) (*RunTxResult, error) {
@@ -258,10 +206,5 @@ func (v validating) RunEventAppend(ctx context.Context, p *RunEventAppendParams)
 }
 
 func (v validating) RunEventList(ctx context.Context, p *RunEventListParams) ([]*RunEvent, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	q := *p
-	q.Limit = orDefault(p.Limit, DefaultRunEventListLimit)
-	return v.Driver.RunEventList(ctx, &q)
+	return normalizedCall(ctx, p, v.Driver.RunEventList)
 }

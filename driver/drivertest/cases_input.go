@@ -42,6 +42,14 @@ func caseBadInputRefusedAlike(t *testing.T, f Factory) {
 			_, err := e.d.JournalRead(e.ctx, &driver.JournalReadParams{World: "w", From: 0})
 			return err
 		},
+		"journal read limit": func() error {
+			_, err := e.d.JournalRead(e.ctx, &driver.JournalReadParams{World: "w", From: 1, Limit: -1})
+			return err
+		},
+		"event list limit": func() error {
+			_, err := es.RunEventList(e.ctx, &driver.RunEventListParams{RunID: held.ID, Limit: -1})
+			return err
+		},
 		"journal append": func() error { _, err := e.d.JournalAppend(e.ctx, &driver.JournalAppendParams{World: bad}); return err },
 		"journal import": func() error { _, err := e.d.JournalImport(e.ctx, &driver.JournalImportParams{}); return err },
 		"enqueue": func() error {
