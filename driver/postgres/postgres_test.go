@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +42,9 @@ func harness(t *testing.T) *drivertest.Harness {
 		return err
 	}, Query: func(ctx context.Context, q string, dest ...any) error {
 		return d.s.general.QueryRow(ctx, q).Scan(dest...)
+	}, OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
+		url, schema := testdb.Schema(t)
+		return func(ctx context.Context) (driver.Driver, error) { return Open(ctx, Config{URL: url, Schema: schema}) }
 	}}
 }
 
@@ -182,38 +184,6 @@ func TestRefusalsLeaveNoTransactionOpen(t *testing.T) {
 		require.Equal(t, int64(1), st.NewConnsCount(), "never discarded and reopened")
 	}
 	auditHead(t, d, "w1")
-}
-
-func TestConcurrentMigratorsSerialize(t *testing.T) {
-	t.Parallel()
-	url, schema := testdb.Schema(t)
-	ctx := context.Background()
-	const n = 4
-	applied := make(chan []int, n)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			d, err := Open(ctx, Config{URL: url, Schema: schema})
-			if !assertNoError(t, err) {
-				return
-			}
-			defer d.Close()
-			res, err := d.Migrate(ctx)
-			if !assertNoError(t, err) {
-				return
-			}
-			applied <- res.Applied
-		})
-	}
-	wg.Wait()
-	close(applied)
-	var total int
-	for a := range applied {
-		total += len(a)
-	}
-	ms, err := driver.LoadMigrations(migrationFS, "migrations")
-	require.NoError(t, err)
-	require.Equal(t, len(ms), total, "each migration applied exactly once")
 }
 
 func TestOpenRefusesMissingSchemaAndBadConfig(t *testing.T) {

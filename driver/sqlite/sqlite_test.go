@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/drivertest"
 	"github.com/leasehold/leasehold/driver/sqlite"
 )
@@ -29,6 +30,9 @@ func open(t testing.TB) *drivertest.Harness {
 		return sqlite.ExecForTest(ctx, d, q)
 	}, Query: func(ctx context.Context, q string, dest ...any) error {
 		return sqlite.QueryForTest(ctx, d, q, dest...)
+	}, OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
+		path := filepath.Join(t.TempDir(), "empty.db")
+		return func(ctx context.Context) (driver.Driver, error) { return sqlite.Open(ctx, sqlite.Config{Path: path}) }
 	}}
 }
 
