@@ -55,7 +55,7 @@ var ErrUnsweepable = fmt.Errorf("expired lease cannot be re-granted to its home:
 // limit, when a scan fails, or when ctx ends.
 func SweepExpired(ctx context.Context, d driver.Driver, limit int) (*SweepReport, error) {
 	if limit <= 0 {
-		limit = 100
+		limit = driver.DefaultLeaseScanBatch
 	}
 	rep := &SweepReport{}
 	var errs []error
@@ -68,6 +68,10 @@ func SweepExpired(ctx context.Context, d driver.Driver, limit int) (*SweepReport
 		}
 		rep.Candidates += len(batch)
 		for _, c := range batch {
+			if ctx.Err() != nil { // the worlds left are tried next call
+				errs = append(errs, ctx.Err())
+				break
+			}
 			sw, err := sweepWorld(ctx, d, c.World)
 			if err != nil { // one world's failure must not hold up the others
 				rep.Skipped = append(rep.Skipped, c.World)
