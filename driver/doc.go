@@ -23,4 +23,22 @@
 //
 // So the fence is enforced by the store inside the transaction, not only by
 // the Go planner.
+//
+// # Input is validated here, once, above the drivers
+//
+// Every *Params type has a Validate method (validate*.go) holding its input
+// rules (SPEC §5 "Bad input"); Validating(d) applies them, and normalizes
+// JSON to compact form on a copy, before d sees a call. A driver
+// implementation therefore holds SQL and error mapping only, and both
+// stores refuse one input with one *journal.InputError (ErrInvalid).
+//
+// sqlite.Open and postgres.Open return their driver already wrapped (their
+// exported Driver type embeds Validating of the unexported store). That is
+// the choice that keeps every existing caller validated without touching
+// it: the root Client, the scheduler, the world appender and sweeper, the
+// simulator, the CLI and the tests all obtain a driver from Open, so none
+// can reach a store's SQL unchecked, and none has to remember to wrap. A
+// new driver does the same in its constructor. The pure planners of package
+// journal (PlanCreate, PlanAppend, …) still check what they decide on: that
+// is the journal's own rule, not a second validation of the driver's input.
 package driver

@@ -56,14 +56,14 @@ type Driver interface {
 	// planned by p.Plan against the locked head and the store's clock.
 	// A planner error is returned as is and nothing is written.
 	LeaseChange(ctx context.Context, p *LeaseChangeParams) (*World, error)
-	// LeaseSweepExpired finds up to p.Limit worlds whose lease is held and
-	// expired on the store clock and, for each in its own conditional
-	// transaction, appends lease.revoked{reason: expiry} then
-	// lease.granted{holder: home, epoch+1}. Safe when several processes
-	// sweep at once: a world is swept by exactly one of them. A world that
-	// fails is skipped (its error joined into the returned error) and the
-	// others are still swept.
-	LeaseSweepExpired(ctx context.Context, p *LeaseSweepParams) (*SweepResult, error)
+	// LeaseScanExpired lists up to p.Limit worlds whose lease is held and
+	// expired on the store clock, ordered by (expiry, id), after the cursor
+	// p.After when it is set. It is a hint read without locks: the expiry
+	// sweep (world.SweepExpired) then sweeps each world through
+	// LeaseChange, whose planner re-checks expiry on the locked head and
+	// whose conditional write re-asserts it, so two sweepers never both
+	// grant.
+	LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([]ExpiredWorld, error)
 	// JournalAppend appends a batch of data entries to one world in one
 	// transaction (one fsync), in order, under the append rule. Each request
 	// gets an outcome; refusals for epoch, holder or expiry are journaled as
@@ -136,29 +136,16 @@ type LeaseChangeParams struct {
 // Class implements lease.Classed.
 func (*LeaseChangeParams) Class() lease.Durability { return lease.SyncCritical }
 
-// LeaseSweepParams bounds one sweep batch.
-type LeaseSweepParams struct {
-	Limit int // at most this many worlds; <= 0 means 100
+// LeaseScanParams bounds one scan of expired leases.
+type LeaseScanParams struct {
+	Limit int           // at most this many worlds; <= 0 means 100
+	After *ExpiredWorld // only worlds after this one in (expiry, id) order; nil: from the start
 }
 
-// Class implements lease.Classed.
-func (*LeaseSweepParams) Class() lease.Durability { return lease.SyncCritical }
-
-// SweepResult is one sweep batch. Candidates is how many expired worlds the
-// scan found (at most the limit): a caller repeats while Candidates reached
-// the limit, even if other sweepers took some of them.
-type SweepResult struct {
-	Candidates int
-	Swept      []SweptWorld
-}
-
-// SweptWorld is a world the sweep revoked and re-granted.
-type SweptWorld struct {
-	World       string
-	Revoked     journal.Entry
-	Granted     journal.Entry
-	ExpiredAt   time.Time // the expiry the sweep acted on
-	StoreTimeAt time.Time // the store time of the sweep's entries
+// ExpiredWorld is a world whose held lease the scan found expired.
+type ExpiredWorld struct {
+	World     string
+	ExpiresAt time.Time // store clock
 }
 
 // JournalAppendParams is a batch of appends to one world. Each request is

@@ -41,10 +41,12 @@ type EffectStore interface {
 	// fence check of the run (Postgres: SELECT … FOR SHARE on the run row,
 	// held to commit, so no reclaim or cancel can commit in between;
 	// SQLite: the single writer) and the commit of effect (run, key). If the
-	// key is already committed, fn is not called and Done is reported. fn's
-	// tx is a pgx.Tx on Postgres and a *sql.Tx on SQLite. If fn returns an
-	// error, nothing of the transaction is kept. Exactly once, never
-	// uncertain.
+	// key is already committed, fn is not called and Done is reported; an
+	// uncommitted intent of the key (from RunEffectBegin) is ErrConflict —
+	// it must be resolved, not overtaken by a transaction. fn's tx is a
+	// pgx.Tx on Postgres and a *sql.Tx on SQLite; fn must use only tx and
+	// must not commit or roll it back. If fn returns an error, nothing of
+	// the transaction is kept. Exactly once, never uncertain.
 	RunTx(ctx context.Context, p *RunTxParams, fn func(tx any) error) (*RunTxResult, error)
 
 	// RunEventAppend inserts events of any number of runs in one

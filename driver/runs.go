@@ -2,11 +2,9 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
@@ -162,36 +160,6 @@ type RunRenewManyResult struct {
 	Lost []int
 }
 
-// ValidateRunRenewMany checks a drain before any query.
-func ValidateRunRenewMany(p *RunRenewManyParams) error {
-	if err := journal.ValidateID("owner", p.Owner); err != nil {
-		return err
-	}
-	if err := runs.ValidateLease(p.Lease); err != nil {
-		return err
-	}
-	if len(p.Runs) > MaxRunRenewBatch {
-		return &journal.InputError{Field: "runs", Problem: fmt.Sprintf("%d renewals is over the limit of %d", len(p.Runs), MaxRunRenewBatch)}
-	}
-	seen := make(map[int64]int, len(p.Runs))
-	for i, r := range p.Runs {
-		if err := runs.ValidateFenced(r.ID, r.Fence); err != nil {
-			var ie *journal.InputError
-			if errors.As(err, &ie) {
-				return &journal.InputError{Field: ie.Field, Problem: fmt.Sprintf("renewal %d of the batch: %s", i, ie.Problem)}
-			}
-			return fmt.Errorf("renewal %d of the batch: %w", i, err)
-		}
-		// One run under two fences in one drain is a keeper bug: at most
-		// one of its entries can be current.
-		if j, dup := seen[r.ID]; dup {
-			return &journal.InputError{Field: "id", Problem: fmt.Sprintf("run %d is renewed twice in one batch (renewals %d and %d)", r.ID, j, i)}
-		}
-		seen[r.ID] = i
-	}
-	return nil
-}
-
 // SplitRenewed reports a drain's outcome in batch order from the set of
 // ids the store renewed.
 func SplitRenewed(refs []RunLeaseRef, renewed map[int64]struct{}) *RunRenewManyResult {
@@ -247,40 +215,6 @@ type RunCompleteManyResult struct {
 	// exist. Those runs are unchanged; a caller that must tell the cases
 	// apart reads the run.
 	Fenced []int
-}
-
-// ValidateRunCompleteMany checks a batch before any query and returns
-// each completion's result normalized to compact JSON (nil, stored as
-// NULL, where none is given). A problem of one completion names its index.
-func ValidateRunCompleteMany(cs []RunCompletion) ([][]byte, error) {
-	if len(cs) > MaxRunCompleteBatch {
-		return nil, &journal.InputError{Field: "runs", Problem: fmt.Sprintf("%d completions is over the limit of %d", len(cs), MaxRunCompleteBatch)}
-	}
-	results := make([][]byte, len(cs))
-	// A run twice in one batch is a caller's bug (one claim completed
-	// twice); refusing it also keeps each run to at most one change per
-	// statement, which Postgres's UPDATE … FROM would otherwise apply
-	// from whichever duplicate it met first.
-	seen := make(map[int64]int, len(cs))
-	for i := range cs {
-		c := &cs[i]
-		err := runs.ValidateFenced(c.ID, c.Fence)
-		if err == nil && len(c.Result) > 0 {
-			results[i], err = runs.NormalizePayload("result", c.Result)
-		}
-		if err != nil {
-			var ie *journal.InputError
-			if errors.As(err, &ie) {
-				return nil, &journal.InputError{Field: ie.Field, Problem: fmt.Sprintf("completion %d of the batch: %s", i, ie.Problem)}
-			}
-			return nil, fmt.Errorf("completion %d of the batch: %w", i, err)
-		}
-		if j, dup := seen[c.ID]; dup {
-			return nil, &journal.InputError{Field: "id", Problem: fmt.Sprintf("run %d is completed twice in one batch (completions %d and %d)", c.ID, j, i)}
-		}
-		seen[c.ID] = i
-	}
-	return results, nil
 }
 
 // RunFailParams fails an attempt.
@@ -376,13 +310,4 @@ func ClassifyRefusal(op string, id, fence int64, owner string, cur *Run, now tim
 		e.Expired = !e.OwnerMismatch && !now.Before(cur.ExpiresAt)
 	}
 	return e
-}
-
-// ValidateRunWrite checks a fenced write's identity (and its reason or
-// result) before any query.
-func ValidateRunWrite(id, fence int64, reason string) error {
-	if err := runs.ValidateFenced(id, fence); err != nil {
-		return err
-	}
-	return runs.ValidateReason(reason)
 }

@@ -7,20 +7,6 @@ import (
 	"github.com/leasehold/leasehold/journal"
 )
 
-// ValidateRead checks a read's range before any query.
-func ValidateRead(p *JournalReadParams) error {
-	if err := journal.ValidateID("world", p.World); err != nil {
-		return err
-	}
-	if p.From < 1 {
-		return &journal.InputError{Field: "from", Problem: fmt.Sprintf("position %d is below 1", p.From)}
-	}
-	if p.Limit < 0 || p.Limit > 100000 {
-		return &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 0..100000", p.Limit)}
-	}
-	return nil
-}
-
 // Import is a journal verified for import: its final state, its home and
 // default term, and the rejection markers its append.rejected entries imply.
 type Import struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/world"
 )
 
 // The world half of the simulation (SPEC §4): one world whose journal
@@ -192,7 +193,7 @@ func (h *worldHolder) append(t *thread, n int) {
 func (s *Sim) sweepLoop(t *thread) {
 	for {
 		t.sleep(s.knobs.Timing.Poll)
-		res, err := s.store.LeaseSweepExpired(context.Background(), &driver.LeaseSweepParams{})
+		res, err := world.SweepExpired(context.Background(), s.store, 0)
 		if err != nil {
 			panic(err)
 		}
@@ -228,7 +229,7 @@ func (o *oracle) appended(p *proc, reqs []journal.AppendRequest, outs []journal.
 
 // swept checks the sweep's bound: an expired lease revoked within P + S of
 // its expiry, on the store clock.
-func (o *oracle) swept(sw driver.SweptWorld) {
+func (o *oracle) swept(sw world.SweptWorld) {
 	tm := o.s.knobs.Timing
 	if late := sw.StoreTimeAt.Sub(sw.ExpiredAt); late > tm.Poll+tm.Skew {
 		o.fail(InvDead, "world %s swept %v after its lease expired (> P+S = %v)", sw.World, late, tm.Poll+tm.Skew)

@@ -2,7 +2,6 @@ package world
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 
@@ -36,32 +35,16 @@ func NewSweeper(d driver.Driver, c clock.Clock, t lease.Timing, log *slog.Logger
 }
 
 // SweepOnce sweeps until no held lease is expired and returns how many
-// worlds it swept. It repeats bounded batches while the scan comes back full
-// — not while this sweeper swept a full batch: with several replicas
-// sweeping, each takes only part of every batch — and stops when a batch
-// made no progress (every candidate failed), so a failing world cannot spin
-// it; failures are retried next period.
+// worlds it swept: SweepExpired (sweep.go) in batches of the sweeper's
+// size, each swept world logged.
 func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
-	total := 0
-	var errs []error
-	for {
-		res, err := s.d.LeaseSweepExpired(ctx, &driver.LeaseSweepParams{Limit: s.batch})
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if res == nil {
-			return total, errors.Join(errs...)
-		}
-		total += len(res.Swept)
-		for _, w := range res.Swept {
-			s.log.Info("lease expired: revoked and granted to home", "world", w.World,
-				"expired_at", w.ExpiredAt, "swept_at", w.StoreTimeAt, "new_epoch", w.Granted.Epoch,
-				"class", lease.SyncCritical.String())
-		}
-		if res.Candidates < s.batch || len(res.Swept) == 0 && err != nil || ctx.Err() != nil {
-			return total, errors.Join(errs...)
-		}
+	rep, err := SweepExpired(ctx, s.d, s.batch)
+	for _, w := range rep.Swept {
+		s.log.Info("lease expired: revoked and granted to home", "world", w.World,
+			"expired_at", w.ExpiredAt, "swept_at", w.StoreTimeAt, "new_epoch", w.Granted.Epoch,
+			"class", lease.SyncCritical.String())
 	}
+	return len(rep.Swept), err
 }
 
 // Start runs the sweep loop until Stop or ctx ends.

@@ -3,8 +3,9 @@ package drivertest
 // Cases returns every conformance case, in a fixed order.
 func Cases() []Case {
 	var all []Case
-	for _, group := range [][]Case{schemaCases, worldCases, appendCases, leaseCases, sweepCases, importCases, propertyCases, runCases, effectCases, renewManyCases} {
+	for _, group := range [][]Case{schemaCases, worldCases, appendCases, leaseCases, sweepCases, importCases, propertyCases, runCases, effectCases, renewManyCases, inputCases, runRoundTripCases, effectLedgerCases, appendMoreCases} {
 		all = append(all, group...)
 	}
-	return append(all, enqueueOrderCase)
+	return append(all, enqueueOrderCase,
+		Case{"RunEnqueueBatchKeepsEveryColumnInInputOrder", caseRunEnqueueBatchKeepsEveryColumn})
 }

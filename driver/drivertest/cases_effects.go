@@ -60,6 +60,24 @@ func execTx(ctx context.Context, tx any, q string, args ...any) error {
 	return fmt.Errorf("unexpected transaction type %T", tx)
 }
 
+// createLedger creates the caller's table of the transactional cases.
+func (e *env) createLedger() {
+	e.t.Helper()
+	require.NoError(e.t, e.h.Exec(e.ctx, "CREATE TABLE caller_ledger (k TEXT PRIMARY KEY, v BIGINT NOT NULL)"))
+}
+
+// ledgerInsert is a RunTx fn that counts its call in *calls, inserts
+// (k, *calls) into caller_ledger, then returns fail.
+func (e *env) ledgerInsert(calls *int, k string, fail error) func(tx any) error {
+	return func(tx any) error {
+		*calls++
+		if err := execTx(e.ctx, tx, "INSERT INTO caller_ledger (k, v) VALUES (?1, ?2)", k, int64(*calls)); err != nil {
+			return err
+		}
+		return fail
+	}
+}
+
 func (e *env) ledgerRows() int {
 	e.t.Helper()
 	var n int
@@ -177,20 +195,15 @@ var effectCases = []Case{
 	{"TxCommitsCallerWritesWithTheEffectExactlyOnce", func(t *testing.T, f Factory) {
 		e := newEnv(t, f)
 		es := e.effects()
-		require.NoError(t, e.h.Exec(e.ctx, "CREATE TABLE caller_ledger (k TEXT PRIMARY KEY, v BIGINT NOT NULL)"))
+		e.createLedger()
 		r := e.claimOne("a")
 		calls := 0
+		callerFailed := errors.New("caller failed after writing")
 		write := func(k string, fail bool) func(tx any) error {
-			return func(tx any) error {
-				calls++
-				if err := execTx(e.ctx, tx, "INSERT INTO caller_ledger (k, v) VALUES (?1, ?2)", k, int64(calls)); err != nil {
-					return err
-				}
-				if fail {
-					return errors.New("caller failed after writing")
-				}
-				return nil
+			if fail {
+				return e.ledgerInsert(&calls, k, callerFailed)
 			}
+			return e.ledgerInsert(&calls, k, nil)
 		}
 		res, err := es.RunTx(e.ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "book", Result: []byte(`"ok"`)}, write("book", false))
 		require.NoError(t, err)

@@ -1,8 +1,12 @@
 package drivertest
 
 import (
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
@@ -21,7 +25,44 @@ var schemaCases = []Case{
 		require.NoError(t, e.h.Exec(e.ctx, `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (9999, '9999_future.sql', `+e.nowSQL()+`)`))
 		_, err := e.d.Migrate(e.ctx)
 		require.ErrorIs(t, err, driver.ErrSchemaTooNew)
-		require.Contains(t, err.Error(), "9999")
+		require.ErrorContains(t, err, "schema version 9999, this binary knows up to ", "names both versions")
+	}},
+	{"ConcurrentMigratorsApplyEachMigrationOnce", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		if e.h.OpenEmpty == nil {
+			t.Skip("the driver's harness cannot open an empty store")
+		}
+		open := e.h.OpenEmpty(t)
+		const n = 4
+		applied := make(chan []int, n)
+		var latest atomic.Int64
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				d, err := open(e.ctx)
+				if !assert.NoError(t, err) {
+					return
+				}
+				defer d.Close()
+				res, err := d.Migrate(e.ctx)
+				if !assert.NoError(t, err) {
+					return
+				}
+				latest.Store(int64(res.Version))
+				applied <- res.Applied
+			})
+		}
+		wg.Wait()
+		close(applied)
+		var all []int
+		for a := range applied {
+			all = append(all, a...)
+		}
+		slices.Sort(all)
+		require.Len(t, all, int(latest.Load()), "each migration applied exactly once: %v", all)
+		for i, v := range all {
+			require.Equal(t, i+1, v)
+		}
 	}},
 	{"SettingsAreDurable", func(t *testing.T, f Factory) {
 		e := newEnv(t, f)

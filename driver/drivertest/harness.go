@@ -23,6 +23,10 @@ type Harness struct {
 	Exec func(ctx context.Context, sql string) error
 	// Query runs a one-row query in the driver's schema and scans it.
 	Query func(ctx context.Context, sql string, dest ...any) error
+	// OpenEmpty, when set, makes another store, fresh and not migrated
+	// (a new file, a new schema), and returns how to open a driver on it
+	// — as many times as a case needs, each caller closing its own.
+	OpenEmpty func(t *testing.T) func(ctx context.Context) (driver.Driver, error)
 }
 
 // Factory opens a fresh store (new SQLite file or new Postgres schema),

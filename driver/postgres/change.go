@@ -80,7 +80,7 @@ SELECT count(*) FROM upd`
 var errCondFailed = fmt.Errorf("conditional head write matched no row: %w", driver.ErrFenced)
 
 // change is the one path by which an existing world's journal and head
-// change (LeaseChange, JournalAppend, LeaseSweepExpired). It costs two
+// change (LeaseChange — the expiry sweep's too — and JournalAppend). It costs two
 // round trips, each one pipelined pgx.Batch:
 //
 //  1. BEGIN; SELECT head FOR UPDATE; SELECT clock_timestamp();
@@ -90,7 +90,7 @@ var errCondFailed = fmt.Errorf("conditional head write matched no row: %w", driv
 // Between them the pure planner runs in Go against the locked head. An
 // empty plan, a planner refusal or a missing world ends with ROLLBACK
 // instead of round trip 2. No Go lock is held at any point.
-func (d *Driver) change(ctx context.Context, r changeReq, plan planFunc) (*driver.World, error) {
+func (d *store) change(ctx context.Context, r changeReq, plan planFunc) (*driver.World, error) {
 	fail := func(what string, err error) error {
 		return fmt.Errorf("postgres: %s %s: %s: %w", r.op, r.world, what, withCtx(ctx, err))
 	}
@@ -131,7 +131,7 @@ func (d *Driver) change(ctx context.Context, r changeReq, plan planFunc) (*drive
 
 // lockHead is round trip 1. found is false when the world does not exist;
 // the transaction is then still open for endTx to roll back.
-func (d *Driver) lockHead(ctx context.Context, conn *pgxpool.Conn, r changeReq) (
+func (d *store) lockHead(ctx context.Context, conn *pgxpool.Conn, r changeReq) (
 	w *driver.World, now time.Time, rejected map[string]bool, found bool, err error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
@@ -195,7 +195,7 @@ func (d *Driver) lockHead(ctx context.Context, conn *pgxpool.Conn, r changeReq) 
 // commitPlan is round trip 2: the conditional write and COMMIT, pipelined.
 // It returns the number of head rows updated (1, or 0 when the condition
 // failed, in which case the COMMIT commits nothing).
-func (d *Driver) commitPlan(ctx context.Context, conn *pgxpool.Conn, p *journal.Plan) (n int64, err error) {
+func (d *store) commitPlan(ctx context.Context, conn *pgxpool.Conn, p *journal.Plan) (n int64, err error) {
 	b := &pgx.Batch{}
 	b.Queue(writePlan, planArgs(p)...)
 	b.Queue("COMMIT")
@@ -229,7 +229,7 @@ func withCtx(ctx context.Context, err error) error {
 // connection's transaction status from the last ReadyForQuery, so it costs
 // nothing after a COMMIT. If the connection is broken or the rollback fails
 // the connection stays in a transaction and pgxpool discards it on Release.
-func (d *Driver) endTx(ctx context.Context, conn *pgxpool.Conn) {
+func (d *store) endTx(ctx context.Context, conn *pgxpool.Conn) {
 	pc := conn.Conn().PgConn()
 	if pc.IsClosed() || pc.TxStatus() == 'I' {
 		return
@@ -305,7 +305,7 @@ func nonNil(b []byte) []byte {
 // It is truncated to microseconds as journal.NormalizeTime does, because
 // timestamptz would otherwise round it, and a time the store rounded up
 // would disagree with the same instant compared in Go.
-func (d *Driver) fakeNow() *time.Time {
+func (d *store) fakeNow() *time.Time {
 	if d.clock == nil {
 		return nil
 	}

@@ -40,8 +40,8 @@
 //
 // # A lease change, two round trips
 //
-// Every lease change to an existing world — LeaseChange and each world of
-// LeaseSweepExpired — goes through one helper (change.go), which
+// Every lease change to an existing world — LeaseChange, the expiry
+// sweep's included (world.SweepExpired) — goes through one helper (change.go), which
 // takes a connection from the pool its class names and makes two round
 // trips, each one pipelined pgx.Batch:
 //
@@ -192,8 +192,14 @@
 // concurrent migrators serialize and the second finds nothing to do. A
 // schema newer than the binary is refused with driver.ErrSchemaTooNew.
 //
-// Files: postgres.go (config, pools, settings, clock), migrate.go,
-// change.go (the one change path), world.go, journal.go, sweep.go,
+// The driver holds SQL and error mapping only: Open returns Driver
+// (driver.go), the unexported store behind driver.Validating, which checks
+// and normalizes every call's input before it reaches the SQL here.
+//
+// Files: driver.go (the validated Driver), postgres.go (config, pools,
+// settings, clock), migrate.go (the dialect of driver.RunMigrations),
+// change.go (the one change path), world.go, journal.go, sweep.go (the
+// scan of expired leases),
 // errors.go; runs.go (columns, scan, RunGet, the one run-write path),
 // runs_enqueue.go, runs_claim.go (claim and reclaim), runs_write.go (the
 // fenced and operator writes); effects.go (effect rows, begin, list),

@@ -9,11 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/runs"
 )
 
-var _ driver.EffectStore = (*Driver)(nil)
+var _ driver.EffectStore = (*store)(nil)
 
 // effectColumns are the run_effects columns every effect statement
 // returns, in the order effectRow.dest scans them.
@@ -45,28 +43,6 @@ func (x *effectRow) effect() *driver.Effect {
 // autocommit, or RunTx's transaction.
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// validateEffect checks an effect's identity before any query: a run id
-// and fence a claim could have issued, and a non-empty key of at most
-// journal.MaxKeyBytes without control characters.
-func validateEffect(id, fence int64, key string) error {
-	if err := runs.ValidateFenced(id, fence); err != nil {
-		return err
-	}
-	if key == "" {
-		return &journal.InputError{Field: "key", Problem: "an effect needs a key"}
-	}
-	return journal.ValidateKey(key)
-}
-
-// effectResult normalizes an optional result: nil (SQL NULL) when empty,
-// compact JSON otherwise.
-func effectResult(r []byte) ([]byte, error) {
-	if len(r) == 0 {
-		return nil, nil
-	}
-	return runs.NormalizePayload("result", r)
 }
 
 // beginEffect is RunEffectBegin (an intent: $5 false, no result) and the
@@ -117,7 +93,7 @@ var errEffectRace = errors.New("the effect kept changing under concurrent caller
 
 // beginEffectOn runs beginEffect on q. held is false when the run is not
 // running under fence (or does not exist): nothing was written.
-func (d *Driver) beginEffectOn(ctx context.Context, q querier, id, fence int64, key string,
+func (d *store) beginEffectOn(ctx context.Context, q querier, id, fence int64, key string,
 	committed bool, result []byte) (e *driver.Effect, held bool, err error) {
 	for range beginAttempts {
 		var x effectRow
@@ -142,10 +118,7 @@ func (d *Driver) beginEffectOn(ctx context.Context, q querier, id, fence int64, 
 // RunEffectBegin implements driver.EffectStore in one statement (one round
 // trip, one commit) on the critical pool; a refusal reads the run in a
 // second round trip to say why.
-func (d *Driver) RunEffectBegin(ctx context.Context, p *driver.RunEffectParams) (*driver.Effect, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
+func (d *store) RunEffectBegin(ctx context.Context, p *driver.RunEffectParams) (*driver.Effect, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: beginning effect %q of run %d: %w", p.Key, p.RunID, withCtx(ctx, err))
 	}
@@ -170,10 +143,7 @@ func (d *Driver) RunEffectBegin(ctx context.Context, p *driver.RunEffectParams) 
 
 // RunEffectList implements driver.EffectStore: a read, on the general
 // pool. A run without effects, or no run at all, lists nothing.
-func (d *Driver) RunEffectList(ctx context.Context, p *driver.RunEffectListParams) ([]*driver.Effect, error) {
-	if err := invalidID(p.RunID); err != nil {
-		return nil, err
-	}
+func (d *store) RunEffectList(ctx context.Context, p *driver.RunEffectListParams) ([]*driver.Effect, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: listing effects of run %d: %w", p.RunID, withCtx(ctx, err))
 	}

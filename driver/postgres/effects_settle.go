@@ -66,7 +66,7 @@ type settleRefusal func(cur *driver.Run, now time.Time, e effectNow) error
 // one conditional statement in autocommit (one round trip, one commit) on
 // the critical pool. When it matches nothing it wrote nothing, and a
 // second round trip reads the run and the effect so refuse can say why.
-func (d *Driver) settleEffect(ctx context.Context, op string, crit bool, id, fence int64, key string,
+func (d *store) settleEffect(ctx context.Context, op string, crit bool, id, fence int64, key string,
 	query string, args []any, refuse settleRefusal) (*driver.Effect, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: %s %q of run %d: %w", op, key, id, withCtx(ctx, err))
@@ -118,14 +118,8 @@ func readEffect(ctx context.Context, conn *pgxpool.Conn, fake *time.Time, id int
 //   - already committed under this fence: ErrConflict. A retried commit
 //     whose first answer was lost gets this too; RunEffectBegin then
 //     reports it committed with the stored result.
-func (d *Driver) RunEffectCommit(ctx context.Context, p *driver.RunEffectCommitParams) (*driver.Effect, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	result, err := effectResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
+func (d *store) RunEffectCommit(ctx context.Context, p *driver.RunEffectCommitParams) (*driver.Effect, error) {
+	result := p.Result // compact or nil: normalized by driver.Validating
 	const op = "effect commit"
 	return d.settleEffect(ctx, op, critical(p), p.RunID, p.Fence, p.Key, commitEffect,
 		[]any{d.fakeNow(), p.RunID, p.Fence, p.Key, result},
@@ -149,14 +143,8 @@ func (d *Driver) RunEffectCommit(ctx context.Context, p *driver.RunEffectCommitP
 // (ErrNotFound) and not be committed (ErrConflict). Committed records it
 // under the current fence with the result; otherwise the intent is
 // deleted, and the deleted intent is returned.
-func (d *Driver) RunEffectResolve(ctx context.Context, p *driver.RunEffectResolveParams) (*driver.Effect, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	result, err := effectResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
+func (d *store) RunEffectResolve(ctx context.Context, p *driver.RunEffectResolveParams) (*driver.Effect, error) {
+	result := p.Result // compact or nil: normalized by driver.Validating
 	query, args := resolveCommitted, []any{d.fakeNow(), p.RunID, p.Fence, p.Key, result}
 	if !p.Committed {
 		query, args = resolveNotDone, args[:4]

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,190 +48,6 @@ func reclaimFor(t *testing.T, d *Driver, fake *clock.Fake, r *driver.Run, owner 
 	return got[0]
 }
 
-func TestEffectBeginCommitThenCommitted(t *testing.T) {
-	t.Parallel()
-	d, fake := openRuns(t, Config{})
-	ctx := context.Background()
-	r := claimFor(t, d, "a", 1)[0]
-	p := &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "charge"}
-
-	e, err := d.RunEffectBegin(ctx, p)
-	require.NoError(t, err)
-	require.Equal(t, &driver.Effect{RunID: r.ID, Key: "charge", Fence: r.Fence, CreatedAt: drivertest.StartTime,
-		Outcome: driver.EffectStarted}, e)
-
-	fake.Advance(time.Second)
-	c, err := d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "charge", Result: []byte(` {"id": "ch_1"} `)})
-	require.NoError(t, err)
-	require.Equal(t, &driver.Effect{RunID: r.ID, Key: "charge", Fence: r.Fence, Committed: true, Result: []byte(`{"id":"ch_1"}`),
-		CreatedAt: drivertest.StartTime, CommittedAt: drivertest.StartTime.Add(time.Second)}, c)
-	require.Equal(t, time.UTC, c.CommittedAt.Location())
-
-	again, err := d.RunEffectBegin(ctx, p)
-	require.NoError(t, err)
-	want := *c
-	want.Outcome = driver.EffectCommitted
-	require.Equal(t, &want, again)
-
-	_, err = d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "charge"})
-	require.ErrorIs(t, err, driver.ErrConflict, "committed once")
-	_, err = d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "never-begun"})
-	require.ErrorIs(t, err, driver.ErrFenced, "this fence did not start it")
-
-	// An effect without a result stores NULL and reads back nil.
-	_, err = d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "b-plain"})
-	require.NoError(t, err)
-	plain, err := d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: "b-plain"})
-	require.NoError(t, err)
-	require.Nil(t, plain.Result)
-
-	list, err := d.RunEffectList(ctx, &driver.RunEffectListParams{RunID: r.ID})
-	require.NoError(t, err)
-	require.Equal(t, []*driver.Effect{plain, c}, list, "ordered by key")
-}
-
-func TestEffectUncertainAfterReclaimResolvesBothWays(t *testing.T) {
-	t.Parallel()
-	d, fake := openRuns(t, Config{})
-	ctx := context.Background()
-	a := claimFor(t, d, "a", 1)[0]
-	for _, k := range []string{"charge", "refund"} {
-		_, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: a.ID, Fence: a.Fence, Key: k})
-		require.NoError(t, err)
-	}
-	b := reclaimFor(t, d, fake, a, "b")
-
-	_, err := d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: a.ID, Fence: a.Fence, Key: "charge", Result: []byte(`1`)})
-	var fe *driver.RunFencedError
-	require.ErrorAs(t, err, &fe)
-	require.Equal(t, b.Fence, fe.CurrentFence)
-
-	for _, k := range []string{"charge", "refund"} {
-		e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: b.ID, Fence: b.Fence, Key: k})
-		require.NoError(t, err)
-		require.Equal(t, driver.EffectUncertain, e.Outcome)
-		require.Equal(t, a.Fence, e.Fence, "never overwritten")
-		_, err = d.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: b.ID, Fence: b.Fence, Key: k})
-		require.ErrorIs(t, err, driver.ErrFenced, "B did not start it: it must resolve it")
-	}
-
-	done, err := d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID, Fence: b.Fence, Key: "charge",
-		Committed: true, Result: []byte(`"ch_1"`)})
-	require.NoError(t, err)
-	require.True(t, done.Committed)
-	require.Equal(t, b.Fence, done.Fence, "resolved under the current fence")
-	require.Equal(t, `"ch_1"`, string(done.Result))
-
-	gone, err := d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID, Fence: b.Fence, Key: "refund"})
-	require.NoError(t, err)
-	require.Equal(t, a.Fence, gone.Fence, "the removed intent")
-	e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: b.ID, Fence: b.Fence, Key: "refund"})
-	require.NoError(t, err)
-	require.Equal(t, driver.EffectStarted, e.Outcome, "a removed intent starts afresh")
-
-	_, err = d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID, Fence: b.Fence, Key: "charge"})
-	require.ErrorIs(t, err, driver.ErrConflict)
-	_, err = d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID, Fence: b.Fence, Key: "nope"})
-	require.ErrorIs(t, err, driver.ErrNotFound)
-	_, err = d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: a.ID, Fence: a.Fence, Key: "refund"})
-	require.ErrorIs(t, err, driver.ErrFenced)
-	_, err = d.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: b.ID + 100, Fence: 1, Key: "refund"})
-	require.ErrorIs(t, err, driver.ErrNotFound)
-}
-
-// TestEffectBeginRaceStartsOnce: concurrent begins of one key under one
-// fence start it once; every other caller finds it uncertain (the
-// statement repeats after losing the insert race).
-func TestEffectBeginRaceStartsOnce(t *testing.T) {
-	t.Parallel()
-	d, _ := openRuns(t, Config{CriticalConns: 8})
-	ctx := context.Background()
-	r := claimFor(t, d, "a", 1)[0]
-	for k := range 5 {
-		key := fmt.Sprint("k", k)
-		var started, uncertain atomic.Int32
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: key})
-				if !assertNoError(t, err) {
-					return
-				}
-				switch e.Outcome {
-				case driver.EffectStarted:
-					started.Add(1)
-				case driver.EffectUncertain:
-					uncertain.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		require.Equal(t, int32(1), started.Load())
-		require.Equal(t, int32(7), uncertain.Load())
-	}
-}
-
-func TestRunTxCommitsCallerWritesWithTheEffect(t *testing.T) {
-	t.Parallel()
-	d, _ := openRuns(t, Config{})
-	ctx := context.Background()
-	_, err := d.general.Exec(ctx, `CREATE TABLE ledger (k text PRIMARY KEY, v bigint NOT NULL)`)
-	require.NoError(t, err)
-	r := claimFor(t, d, "a", 1)[0]
-	insert := func(k string, v int64, fail error) func(tx any) error {
-		return func(tx any) error {
-			if _, err := tx.(pgx.Tx).Exec(ctx, `INSERT INTO ledger (k, v) VALUES ($1, $2)`, k, v); err != nil {
-				return err
-			}
-			return fail
-		}
-	}
-	ledger := func() map[string]int64 {
-		rows, err := d.general.Query(ctx, `SELECT k, v FROM ledger`)
-		require.NoError(t, err)
-		m := map[string]int64{}
-		var k string
-		var v int64
-		_, err = pgx.ForEachRow(rows, []any{&k, &v}, func() error { m[k] = v; return nil })
-		require.NoError(t, err)
-		return m
-	}
-
-	res, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "book", Result: []byte(`{"ok": true}`)}, insert("a", 1, nil))
-	require.NoError(t, err)
-	require.Equal(t, &driver.RunTxResult{Effect: &driver.Effect{RunID: r.ID, Key: "book", Fence: r.Fence, Committed: true,
-		Result: []byte(`{"ok":true}`), CreatedAt: drivertest.StartTime, CommittedAt: drivertest.StartTime}}, res)
-	require.Equal(t, map[string]int64{"a": 1}, ledger())
-
-	again, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "book"}, func(any) error {
-		t.Error("fn called for a committed key")
-		return nil
-	})
-	require.NoError(t, err)
-	require.True(t, again.Done)
-	require.Equal(t, res.Effect, again.Effect)
-
-	boom := errors.New("boom")
-	_, err = d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "bad"}, insert("b", 2, boom))
-	require.ErrorIs(t, err, boom)
-	require.Equal(t, map[string]int64{"a": 1}, ledger(), "the caller's write rolled back")
-	e, err := d.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "bad"})
-	require.NoError(t, err)
-	require.Equal(t, driver.EffectStarted, e.Outcome, "and the effect with it")
-
-	_, err = d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "bad"}, insert("c", 3, nil))
-	require.ErrorIs(t, err, driver.ErrConflict, "an uncommitted intent must be resolved first")
-	_, err = d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "dup"}, insert("a", 4, nil))
-	require.Error(t, err, "the caller's own unique violation")
-	require.Equal(t, map[string]int64{"a": 1}, ledger())
-
-	_, err = d.RunCancel(ctx, &driver.RunCancelParams{ID: r.ID, Reason: "operator"})
-	require.NoError(t, err)
-	_, err = d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "late"}, insert("d", 5, nil))
-	require.ErrorIs(t, err, driver.ErrFenced)
-	require.Equal(t, map[string]int64{"a": 1}, ledger())
-}
-
 // TestRunTxHoldsTheRunAgainstCancel: the FOR SHARE fence check is held to
 // commit, so a cancel (an UPDATE of the run row) waits for the
 // transaction, and the transaction's effect commits under the fence it
@@ -268,7 +82,7 @@ func TestRunTxHoldsTheRunAgainstCancel(t *testing.T) {
 	// The server is the only one who knows the cancel is waiting.
 	require.Eventually(t, func() bool {
 		var n int
-		err := d.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
+		err := d.s.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
 		return err == nil && n == 1
 	}, 10*time.Second, 5*time.Millisecond, "the cancel waits for the transaction's lock")
 	select {
@@ -291,84 +105,6 @@ func TestRunTxHoldsTheRunAgainstCancel(t *testing.T) {
 	require.Equal(t, r.Fence, list[0].Fence)
 }
 
-// TestRunTxConcurrentSameKeyRunsFnOnce: the effect is inserted before fn,
-// so a second transaction of the key waits for the first and finds it
-// committed instead of running fn again.
-func TestRunTxConcurrentSameKeyRunsFnOnce(t *testing.T) {
-	t.Parallel()
-	d, _ := openRuns(t, Config{CriticalConns: 8})
-	ctx := context.Background()
-	r := claimFor(t, d, "a", 1)[0]
-	var calls, done atomic.Int32
-	var wg sync.WaitGroup
-	for range 6 {
-		wg.Go(func() {
-			res, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: "once"}, func(any) error {
-				calls.Add(1)
-				return nil
-			})
-			if assertNoError(t, err) && res.Done {
-				done.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	require.Equal(t, int32(1), calls.Load())
-	require.Equal(t, int32(5), done.Load())
-}
-
-func TestRunEventAppendFencedAndRetried(t *testing.T) {
-	t.Parallel()
-	d, fake := openRuns(t, Config{})
-	ctx := context.Background()
-	rs := claimFor(t, d, "a", 2)
-	var batch []driver.RunEventInsert
-	for seq := int64(1); seq <= 3; seq++ {
-		for _, r := range rs {
-			batch = append(batch, driver.RunEventInsert{RunID: r.ID, Fence: r.Fence, Seq: seq, Kind: "step",
-				Payload: []byte(fmt.Sprintf(`{ "seq": %d }`, seq))})
-		}
-	}
-	res, err := d.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: batch})
-	require.NoError(t, err)
-	require.Nil(t, res.Fenced)
-	res, err = d.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: append(batch, batch[0])})
-	require.NoError(t, err)
-	require.Nil(t, res.Fenced, "a retried batch (and a repeat within one) is accepted")
-
-	evs, err := d.RunEventList(ctx, &driver.RunEventListParams{RunID: rs[1].ID})
-	require.NoError(t, err)
-	require.Len(t, evs, 3)
-	require.Equal(t, &driver.RunEvent{RunID: rs[1].ID, Fence: rs[1].Fence, Seq: 1, Kind: "step", Payload: []byte(`{"seq":1}`),
-		CreatedAt: drivertest.StartTime}, evs[0])
-	evs, err = d.RunEventList(ctx, &driver.RunEventListParams{RunID: rs[1].ID, AfterFence: rs[1].Fence, AfterSeq: 1, Limit: 1})
-	require.NoError(t, err)
-	require.Len(t, evs, 1)
-	require.Equal(t, int64(2), evs[0].Seq)
-
-	b := reclaimFor(t, d, fake, rs[0], "b")
-	res, err = d.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: []driver.RunEventInsert{
-		{RunID: b.ID, Fence: b.Fence, Seq: 1, Kind: "step"},
-		{RunID: rs[0].ID, Fence: rs[0].Fence, Seq: 4, Kind: "late"},  // fenced
-		{RunID: rs[0].ID, Fence: rs[0].Fence, Seq: 1, Kind: "step"},  // stored before: accepted
-		{RunID: 9999, Fence: 1, Seq: 1, Kind: "step"},                // no such run: fenced
-		{RunID: rs[1].ID, Fence: rs[1].Fence + 1, Seq: 1, Kind: "x"}, // a fence from the future
-	}})
-	require.NoError(t, err)
-	require.Equal(t, []int{1, 3, 4}, res.Fenced)
-	evs, err = d.RunEventList(ctx, &driver.RunEventListParams{RunID: b.ID})
-	require.NoError(t, err)
-	require.Len(t, evs, 4)
-	require.Equal(t, b.Fence, evs[3].Fence)
-	require.Equal(t, "null", string(evs[3].Payload), "an empty payload is JSON null")
-
-	_, err = d.RunEventList(ctx, &driver.RunEventListParams{RunID: b.ID, Limit: maxEventLimit + 1})
-	require.ErrorIs(t, err, driver.ErrInvalid)
-	res, err = d.RunEventAppend(ctx, &driver.RunEventAppendParams{})
-	require.NoError(t, err)
-	require.Nil(t, res.Fenced)
-}
-
 // TestRoundTripsPerEffectOp pins the cost of the effect and event paths on
 // a warm connection, and that no refusal leaves a transaction open (each
 // pool's one connection is reused, never discarded).
@@ -380,7 +116,7 @@ func TestRoundTripsPerEffectOp(t *testing.T) {
 	ctx := context.Background()
 	d, writes := openCounting(t, cfg)
 	var err error
-	_, err = d.general.Exec(ctx, `CREATE TABLE ledger (n bigint)`)
+	_, err = d.s.general.Exec(ctx, `CREATE TABLE ledger (n bigint)`)
 	require.NoError(t, err)
 	rs := claimFor(t, d, "a", 2)
 	r, gone := rs[0], rs[1]
@@ -488,7 +224,7 @@ func TestRoundTripsPerEffectOp(t *testing.T) {
 		c.op()
 		require.Equal(t, c.trips, writes.Load()-before, c.name)
 	}
-	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+	for _, pool := range []*pgxpool.Pool{d.s.critical, d.s.general} {
 		st := pool.Stat()
 		require.Equal(t, int32(1), st.TotalConns(), "the one connection was reused")
 		require.Zero(t, st.AcquiredConns(), "nothing left acquired")
@@ -509,7 +245,7 @@ func TestEffectBeginWaitsOutAnUncommittedInsert(t *testing.T) {
 			d, _ := openRuns(t, Config{})
 			ctx := context.Background()
 			r := claimFor(t, d, "a", 1)[0]
-			other, err := d.general.Begin(ctx)
+			other, err := d.s.general.Begin(ctx)
 			require.NoError(t, err)
 			defer other.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 			var pid int32
@@ -528,7 +264,7 @@ func TestEffectBeginWaitsOutAnUncommittedInsert(t *testing.T) {
 			}()
 			require.Eventually(t, func() bool {
 				var n int
-				err := d.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
+				err := d.s.general.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&n)
 				return err == nil && n == 1
 			}, 10*time.Second, 5*time.Millisecond, "the begin waits for the other insert")
 			want := driver.EffectStarted

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/runs"
 )
 
 // appendEvents inserts a group-committed batch of events of any number of
@@ -105,12 +103,6 @@ WHERE run_id = $1 AND (fence, seq) > ($2, $3)
 ORDER BY fence, seq
 LIMIT $4`
 
-// Event list bounds.
-const (
-	defaultEventLimit = 1000
-	maxEventLimit     = 10000
-)
-
 // eventBatch is a validated batch as column arrays, the shape appendEvents
 // unnests.
 type eventBatch struct {
@@ -120,36 +112,18 @@ type eventBatch struct {
 	distinctRuns         []int64 // sorted
 }
 
-// validateEvents checks every event of a batch before anything is
-// written, normalizing payloads to compact JSON. One invalid event refuses
-// the whole batch.
-func validateEvents(evs []driver.RunEventInsert) (*eventBatch, error) {
+// eventArrays splits a batch (valid, payloads compact: driver.Validating)
+// into the arrays the statements unnest.
+func eventArrays(evs []driver.RunEventInsert) *eventBatch {
 	n := len(evs)
 	b := &eventBatch{runIDs: make([]int64, n), fences: make([]int64, n), seqs: make([]int64, n),
 		kinds: make([]string, n), payloads: make([][]byte, n)}
 	for i := range evs {
 		e := &evs[i]
-		if err := validateEvent(e); err != nil {
-			return nil, fmt.Errorf("event %d of the batch: %w", i, err)
-		}
-		payload, err := runs.NormalizePayload("payload", e.Payload)
-		if err != nil {
-			return nil, fmt.Errorf("event %d of the batch: %w", i, err)
-		}
-		b.runIDs[i], b.fences[i], b.seqs[i], b.kinds[i], b.payloads[i] = e.RunID, e.Fence, e.Seq, e.Kind, payload
+		b.runIDs[i], b.fences[i], b.seqs[i], b.kinds[i], b.payloads[i] = e.RunID, e.Fence, e.Seq, e.Kind, e.Payload
 	}
 	b.distinctRuns = slices.Compact(slices.Sorted(slices.Values(b.runIDs)))
-	return b, nil
-}
-
-func validateEvent(e *driver.RunEventInsert) error {
-	if err := runs.ValidateFenced(e.RunID, e.Fence); err != nil {
-		return err
-	}
-	if e.Seq <= 0 {
-		return &journal.InputError{Field: "seq", Problem: fmt.Sprintf("%d is not a sequence number (they start at 1)", e.Seq)}
-	}
-	return journal.ValidateID("kind", e.Kind)
+	return b
 }
 
 // RunEventAppend implements driver.EffectStore: DurableBatched, on the
@@ -160,11 +134,8 @@ func validateEvent(e *driver.RunEventInsert) error {
 // already stored) one more round trip asks which of the batch's keys are
 // not stored; those are the fenced ones. The same statement notifies the
 // batch's runs to RunEventsNotify listeners, delivered at its commit.
-func (d *Driver) RunEventAppend(ctx context.Context, p *driver.RunEventAppendParams) (*driver.RunEventAppendResult, error) {
-	b, err := validateEvents(p.Events)
-	if err != nil {
-		return nil, err
-	}
+func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendParams) (*driver.RunEventAppendResult, error) {
+	b := eventArrays(p.Events)
 	res := &driver.RunEventAppendResult{}
 	if len(p.Events) == 0 {
 		return res, nil
@@ -209,20 +180,8 @@ func (d *Driver) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPar
 
 // RunEventList implements driver.EffectStore: a read, on the general pool.
 // A run without events, or no run at all, lists nothing.
-func (d *Driver) RunEventList(ctx context.Context, p *driver.RunEventListParams) ([]*driver.RunEvent, error) {
-	if err := invalidID(p.RunID); err != nil {
-		return nil, err
-	}
-	if p.AfterFence < 0 || p.AfterSeq < 0 {
-		return nil, &journal.InputError{Field: "after", Problem: fmt.Sprintf("(%d, %d) is below (0, 0)", p.AfterFence, p.AfterSeq)}
-	}
-	if p.Limit < 0 || p.Limit > maxEventLimit {
-		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 0..%d", p.Limit, maxEventLimit)}
-	}
-	limit := p.Limit
-	if limit == 0 {
-		limit = defaultEventLimit
-	}
+func (d *store) RunEventList(ctx context.Context, p *driver.RunEventListParams) ([]*driver.RunEvent, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: listing events of run %d: %w", p.RunID, withCtx(ctx, err))
 	}

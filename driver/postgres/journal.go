@@ -25,10 +25,7 @@ import (
 // written. A ctx cancelled without a deadline closes the connection and
 // leaves the outcome unknown (the pipelined COMMIT may still run); the group
 // committer always passes a deadline.
-func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
-	if err := journal.ValidateID("world", p.World); err != nil {
-		return nil, err
-	}
+func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
 	out := make([]journal.AppendOutcome, len(p.Requests))
 	n := len(p.Requests)
 	var (
@@ -41,11 +38,7 @@ func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParam
 		payloads = make([][]byte, 0, n)
 	)
 	for i := range p.Requests {
-		r := p.Requests[i] // a copy: validation normalizes the payload
-		if err := journal.ValidateAppend(&r); err != nil {
-			out[i].Err = err
-			continue
-		}
+		r := &p.Requests[i] // valid and normalized: driver.Validating
 		idx = append(idx, i)
 		holders, epochs, seens = append(holders, r.Holder), append(epochs, r.Epoch), append(seens, r.SeenPosition)
 		kinds, keys, payloads = append(kinds, string(r.Kind)), append(keys, r.Key), append(payloads, r.Payload)
@@ -148,14 +141,8 @@ func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParam
 }
 
 // JournalRead implements driver.Driver.
-func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
-	if err := driver.ValidateRead(p); err != nil {
-		return nil, err
-	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
+func (d *store) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	out, err := d.readEntries(ctx, p, limit)
 	if err != nil {
 		return nil, err
@@ -171,37 +158,20 @@ func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) (
 // readEntries holds its connection only for the query, so the existence
 // check after an empty read takes a connection of its own without holding
 // two (which starves the pool under concurrent tail reads).
-func (d *Driver) readEntries(ctx context.Context, p *driver.JournalReadParams, limit int) ([]journal.Entry, error) {
+func (d *store) readEntries(ctx context.Context, p *driver.JournalReadParams, limit int) ([]journal.Entry, error) {
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, `SELECT world, position, epoch, kind, holder, key, payload, store_time,
-		prev_hash, hash, signature FROM journal_entries WHERE world = $1 AND position >= $2 ORDER BY position LIMIT $3`,
+	rows, err := conn.Query(ctx, `SELECT `+driver.EntryColumns+` FROM journal_entries WHERE world = $1 AND position >= $2 ORDER BY position LIMIT $3`,
 		p.World, p.From, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}
 	defer rows.Close()
-	var out []journal.Entry
-	for rows.Next() {
-		var e journal.Entry
-		var kind string
-		if err := rows.Scan(&e.World, &e.Position, &e.Epoch, &kind, &e.Holder, &e.Key, &e.Payload, &e.StoreTime,
-			&e.PrevHash, &e.Hash, &e.Signature); err != nil {
-			return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
-		}
-		e.Kind, e.StoreTime = journal.Kind(kind), e.StoreTime.UTC()
-		if len(e.PrevHash) == 0 {
-			e.PrevHash = nil
-		}
-		if len(e.Signature) == 0 {
-			e.Signature = nil
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := driver.CollectRows(rows, func() (journal.Entry, error) { return driver.ScanEntry(rows.Scan, time.Time.UTC) })
+	if err != nil {
 		return nil, fmt.Errorf("postgres: reading journal %q: %w", p.World, err)
 	}
 	return out, nil

@@ -3,7 +3,9 @@ package postgres
 import (
 	"context"
 	"embed"
-	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/leasehold/driver"
 )
@@ -17,60 +19,62 @@ var migrationFS embed.FS
 // nothing to do) while migrations of other schemas do not wait.
 const migrateLock = `SELECT pg_advisory_xact_lock(hashtextextended('leasehold.migrate:' || coalesce(current_schema(), ''), 0))`
 
-// Migrate implements driver.Driver. All pending migrations run in one
-// transaction (Postgres DDL is transactional) under migrateLock: either all
-// of them apply or none does.
-func (d *Driver) Migrate(ctx context.Context) (driver.MigrateResult, error) {
-	var res driver.MigrateResult
-	ms, err := driver.LoadMigrations(migrationFS, "migrations")
-	if err != nil {
-		return res, err
-	}
-	latest := ms[len(ms)-1].Version
-	conn, err := d.acquire(ctx, false)
-	if err != nil {
-		return res, fmt.Errorf("postgres: migrate: %w", err)
-	}
-	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return res, fmt.Errorf("postgres: migrate: %w", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	if _, err := tx.Exec(ctx, migrateLock); err != nil {
-		return res, fmt.Errorf("postgres: migrate: taking the migration lock: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS leasehold_migrations (
-		version    integer     PRIMARY KEY,
-		name       text        NOT NULL,
-		applied_at timestamptz NOT NULL)`); err != nil {
-		return res, fmt.Errorf("postgres: migrate: %w", err)
-	}
-	var current int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM leasehold_migrations`).Scan(&current); err != nil {
-		return res, fmt.Errorf("postgres: migrate: %w", err)
-	}
-	if current > latest {
-		return res, fmt.Errorf("postgres: schema version %d, this binary knows up to %d: upgrade the binary: %w",
-			current, latest, driver.ErrSchemaTooNew)
-	}
-	for _, m := range ms {
-		if m.Version <= current {
-			continue
-		}
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			return res, fmt.Errorf("postgres: migration %s: %w", m.Name, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO leasehold_migrations (version, name, applied_at)
-			VALUES ($1, $2, coalesce($3::timestamptz, clock_timestamp()))`, m.Version, m.Name, d.fakeNow()); err != nil {
-			return res, fmt.Errorf("postgres: migration %s: %w", m.Name, err)
-		}
-		res.Applied = append(res.Applied, m.Version)
-		current = m.Version
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return res, fmt.Errorf("postgres: migrate: commit: %w", err)
-	}
-	res.Version = current
-	return res, nil
+// Migrate implements driver.Driver with the one runner of package driver.
+// All pending migrations run in one transaction (Postgres DDL is
+// transactional) under migrateLock: either all of them apply or none does.
+func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
+	return driver.RunMigrations(ctx, driver.MigrationDialect{
+		Name:  "postgres",
+		Files: migrationFS,
+		Begin: func(ctx context.Context) (driver.MigrationTx, error) {
+			conn, err := d.acquire(ctx, false)
+			if err != nil {
+				return nil, err
+			}
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				conn.Release()
+				return nil, err
+			}
+			t := pgMigrationTx{conn: conn, tx: tx}
+			if err := t.Exec(ctx, migrateLock); err != nil {
+				t.End(ctx)
+				return nil, err
+			}
+			return t, nil
+		},
+		CreateVersionTable: `CREATE TABLE IF NOT EXISTS leasehold_migrations (
+			version    integer     PRIMARY KEY,
+			name       text        NOT NULL,
+			applied_at timestamptz NOT NULL)`,
+		RecordVersion: `INSERT INTO leasehold_migrations (version, name, applied_at)
+			VALUES ($1, $2, coalesce($3::timestamptz, clock_timestamp()))`,
+		AppliedAt: func() any { return d.fakeNow() },
+	})
+}
+
+// pgMigrationTx is a pgx.Tx on its pooled connection as a
+// driver.MigrationTx.
+type pgMigrationTx struct {
+	conn *pgxpool.Conn
+	tx   pgx.Tx
+}
+
+func (t pgMigrationTx) Exec(ctx context.Context, q string, args ...any) error {
+	_, err := t.tx.Exec(ctx, q, args...)
+	return err
+}
+
+func (t pgMigrationTx) QueryInt(ctx context.Context, q string) (n int, err error) {
+	err = t.tx.QueryRow(ctx, q).Scan(&n)
+	return n, err
+}
+
+func (t pgMigrationTx) Commit(ctx context.Context) error { return t.tx.Commit(ctx) }
+
+// End rolls back (a no-op after Commit) even when ctx has ended, then
+// returns the connection to the pool.
+func (t pgMigrationTx) End(ctx context.Context) {
+	_ = t.tx.Rollback(context.WithoutCancel(ctx))
+	t.conn.Release()
 }

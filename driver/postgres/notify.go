@@ -15,7 +15,7 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-var _ driver.EventNotifier = (*Driver)(nil)
+var _ driver.EventNotifier = (*store)(nil)
 
 // eventsChannelBase is the NOTIFY channel of run events; a driver with
 // Config.Schema set uses eventsChannelBase_<schema>, so stores sharing a
@@ -34,7 +34,7 @@ const (
 
 // eventsChannel is the NOTIFY channel of this driver's schema. A name that
 // would be too long uses a hash of the schema instead.
-func (d *Driver) eventsChannel() string {
+func (d *store) eventsChannel() string {
 	if d.cfg.Schema == "" {
 		return eventsChannelBase
 	}
@@ -56,7 +56,7 @@ func (d *Driver) eventsChannel() string {
 // backoff until ctx ends or the driver is closed; after a reconnect it
 // sends 0 (never a run id), meaning events of any run may have been
 // missed meanwhile. The channel is closed when ctx ends or at Close.
-func (d *Driver) RunEventsNotify(ctx context.Context) (<-chan int64, error) {
+func (d *store) RunEventsNotify(ctx context.Context) (<-chan int64, error) {
 	d.lmu.Lock()
 	if d.closed {
 		d.lmu.Unlock()
@@ -131,7 +131,7 @@ func (d *Driver) RunEventsNotify(ctx context.Context) (<-chan int64, error) {
 }
 
 // listen opens a dedicated connection listening on channel.
-func (d *Driver) listen(ctx context.Context, channel string) (*pgx.Conn, error) {
+func (d *store) listen(ctx context.Context, channel string) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, d.listenCfg.Copy())
 	if err != nil {
 		return nil, err

@@ -103,9 +103,11 @@ func (c Config) Validate() error {
 // pinged on acquire (pgxpool's default is one second).
 const pingAfterIdle = time.Minute
 
-// Driver is the Postgres driver. It is safe for concurrent use; it holds no
+// store is the Postgres driver's SQL and error mapping. It assumes valid,
+// normalized input: it is reached only through Driver (driver.Validating).
+// It is safe for concurrent use; it holds no
 // Go lock of its own (the pools have theirs, never across a round trip).
-type Driver struct {
+type store struct {
 	critical *pgxpool.Pool // SyncCritical writes only
 	general  *pgxpool.Pool // DurableBatched writes and reads
 	clock    clock.Clock   // nil: the store's clock_timestamp()
@@ -124,18 +126,25 @@ type Driver struct {
 	listeners sync.WaitGroup
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var _ driver.Driver = (*store)(nil)
 
 // Open creates the two pools and checks that the server answers and, when
 // Config.Schema is set, that the schema exists. It does not migrate; call
 // Migrate.
+//
+// The driver it returns validates every call's input before any SQL
+// (driver.Validating).
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
-	return openPools(ctx, cfg, nil)
+	s, err := openPools(ctx, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	return newDriver(s), nil
 }
 
 // openPools is Open with a hook that may adjust both pools' configs (tests
 // wrap the network connection to count round trips).
-func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*Driver, error) {
+func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -173,7 +182,7 @@ func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*D
 		tweak(critCfg)
 		tweak(genCfg)
 	}
-	d := &Driver{clock: cfg.StoreClock, cfg: cfg, log: cfg.Logger, listenCfg: base.ConnConfig.Copy()}
+	d := &store{clock: cfg.StoreClock, cfg: cfg, log: cfg.Logger, listenCfg: base.ConnConfig.Copy()}
 	d.closing, d.closeAll = context.WithCancel(context.Background())
 	if d.critical, err = pgxpool.NewWithConfig(ctx, critCfg); err != nil {
 		return nil, fmt.Errorf("postgres: critical pool: %w", err)
@@ -192,7 +201,7 @@ func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*D
 // check proves the server answers and the configured schema exists:
 // current_schema() is the first schema of the search_path that exists, so
 // it is NULL when Config.Schema names none.
-func (d *Driver) check(ctx context.Context) error {
+func (d *store) check(ctx context.Context) error {
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return fmt.Errorf("postgres: open: %w", err)
@@ -209,11 +218,11 @@ func (d *Driver) check(ctx context.Context) error {
 }
 
 // Name implements driver.Driver.
-func (d *Driver) Name() string { return "postgres" }
+func (d *store) Name() string { return "postgres" }
 
 // Close implements driver.Driver. It waits for acquired connections to be
 // released, and ends the RunEventsNotify listeners, waiting for them.
-func (d *Driver) Close() error {
+func (d *store) Close() error {
 	d.lmu.Lock()
 	d.closed = true
 	d.lmu.Unlock()
@@ -230,7 +239,7 @@ func critical(p lease.Classed) bool { return p.Class() == lease.SyncCritical }
 
 // acquire takes a connection from the critical or the general pool, waiting
 // at most Config.AcquireTimeout.
-func (d *Driver) acquire(ctx context.Context, crit bool) (*pgxpool.Conn, error) {
+func (d *store) acquire(ctx context.Context, crit bool) (*pgxpool.Conn, error) {
 	pool, name := d.general, "general"
 	if crit {
 		pool, name = d.critical, "critical"
@@ -250,7 +259,7 @@ func (d *Driver) acquire(ctx context.Context, crit bool) (*pgxpool.Conn, error) 
 // StoreNow implements driver.Driver: clock_timestamp() of the server (the
 // wall clock now, not the transaction start that now() would give), or the
 // injected StoreClock.
-func (d *Driver) StoreNow(ctx context.Context) (time.Time, error) {
+func (d *store) StoreNow(ctx context.Context) (time.Time, error) {
 	if d.clock != nil {
 		return d.clock.Now(), nil
 	}
@@ -276,7 +285,7 @@ var settingNames = []string{
 // Settings implements driver.Driver in one pipelined round trip. It is a
 // read, so it uses the general pool; both pools' sessions are configured
 // alike (TestSettingsReportTheSessionsDurability checks both).
-func (d *Driver) Settings(ctx context.Context) (driver.Settings, error) {
+func (d *store) Settings(ctx context.Context) (driver.Settings, error) {
 	s := driver.Settings{Driver: d.Name(), Values: map[string]string{}}
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
@@ -302,11 +311,11 @@ func (d *Driver) Settings(ctx context.Context) (driver.Settings, error) {
 	return s, nil
 }
 
-var _ driver.PoolReporter = (*Driver)(nil)
+var _ driver.PoolReporter = (*store)(nil)
 
 // PoolStats implements driver.PoolReporter: the critical pool, then the
 // general one.
-func (d *Driver) PoolStats() []driver.PoolStat {
+func (d *store) PoolStats() []driver.PoolStat {
 	var out []driver.PoolStat
 	for _, p := range []struct {
 		name string

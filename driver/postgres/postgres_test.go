@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,10 +38,13 @@ func harness(t *testing.T) *drivertest.Harness {
 	fake := clock.NewFake(drivertest.StartTime)
 	d := open(t, Config{StoreClock: fake})
 	return &drivertest.Harness{Driver: d, Clock: fake, Exec: func(ctx context.Context, q string) error {
-		_, err := d.general.Exec(ctx, q)
+		_, err := d.s.general.Exec(ctx, q)
 		return err
 	}, Query: func(ctx context.Context, q string, dest ...any) error {
-		return d.general.QueryRow(ctx, q).Scan(dest...)
+		return d.s.general.QueryRow(ctx, q).Scan(dest...)
+	}, OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
+		url, schema := testdb.Schema(t)
+		return func(ctx context.Context) (driver.Driver, error) { return Open(ctx, Config{URL: url, Schema: schema}) }
 	}}
 }
 
@@ -72,31 +73,6 @@ func auditHead(t *testing.T, d driver.Driver, world string) journal.Report {
 	return rep
 }
 
-func TestSmoke(t *testing.T) {
-	t.Parallel()
-	h := harness(t)
-	d, ctx := h.Driver, context.Background()
-	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
-	require.NoError(t, err)
-	require.Equal(t, drivertest.StartTime, w.CreatedAt)
-	h.Clock.Advance(time.Second + 1500*time.Nanosecond) // sub-µs part is truncated
-	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{
-		appendReq("home", 1, 1, `{"a":"<&>é"}`), appendReq("home", 1, 1, `[1,2]`),
-	}})
-	require.NoError(t, err)
-	require.Equal(t, []journal.AppendOutcome{{Position: 2}, {Position: 3}}, out)
-	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w1", From: 1})
-	require.NoError(t, err)
-	require.Len(t, es, 3)
-	require.Equal(t, `{"a":"<&>é"}`, string(es[1].Payload), "payload is stored byte-exact")
-	require.Equal(t, drivertest.StartTime.Add(time.Second+time.Microsecond), es[2].StoreTime)
-	require.Equal(t, time.UTC, es[2].StoreTime.Location())
-	require.Nil(t, es[0].PrevHash, "empty prev_hash reads back as nil")
-	require.Nil(t, es[0].Signature, "empty signature reads back as nil")
-	rep := auditHead(t, d, "w1")
-	require.Equal(t, int64(3), rep.Final.Position)
-}
-
 // TestRealStoreClock runs without a StoreClock: the store's clock_timestamp()
 // is the time of every entry and expiry.
 func TestRealStoreClock(t *testing.T) {
@@ -115,48 +91,9 @@ func TestRealStoreClock(t *testing.T) {
 	after, err := d.StoreNow(ctx)
 	require.NoError(t, err)
 	require.False(t, after.Before(rep.Final.LastTime))
-	swept, err := d.LeaseSweepExpired(ctx, &driver.LeaseSweepParams{})
+	swept, err := d.LeaseScanExpired(ctx, &driver.LeaseScanParams{})
 	require.NoError(t, err)
 	require.Empty(t, swept, "a lease granted just now is live on the store clock")
-}
-
-// TestConcurrentAppendersSerializeOnTheHeadRow: many appenders to one world
-// at once; every accepted entry gets its own position and the journal
-// verifies.
-func TestConcurrentAppendersSerializeOnTheHeadRow(t *testing.T) {
-	t.Parallel()
-	h := harness(t)
-	d, ctx := h.Driver, context.Background()
-	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
-	require.NoError(t, err)
-	// As many appenders as the general pool has connections: they queue on
-	// the head row's lock, not on the pool (whose acquire timeout would
-	// make the test depend on the machine's fsync speed).
-	const n, each = DefaultGeneralConns, 10
-	positions := make(chan int64, n*each)
-	var wg sync.WaitGroup
-	for g := range n {
-		wg.Go(func() {
-			for i := range each {
-				out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
-					Requests: []journal.AppendRequest{appendReq("home", 1, 1, fmt.Sprintf(`{"g":%d,"i":%d}`, g, i))}})
-				if !assertNoError(t, err) || !assertNoError(t, out[0].Err) {
-					return
-				}
-				positions <- out[0].Position
-			}
-		})
-	}
-	wg.Wait()
-	close(positions)
-	seen := map[int64]bool{}
-	for p := range positions {
-		require.False(t, seen[p], "position %d given twice", p)
-		seen[p] = true
-	}
-	require.Len(t, seen, n*each)
-	rep := auditHead(t, d, "w1")
-	require.Equal(t, int64(1+n*each), rep.Final.Position)
 }
 
 func assertNoError(t *testing.T, err error) bool {
@@ -182,7 +119,7 @@ func TestCriticalWritesUseTheReservedPool(t *testing.T) {
 	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
 	require.NoError(t, err)
 
-	held, err := d.critical.Acquire(ctx)
+	held, err := d.s.critical.Acquire(ctx)
 	require.NoError(t, err)
 	_, err = d.LeaseChange(ctx, &driver.LeaseChangeParams{World: "w1", Op: "renew",
 		Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
@@ -240,56 +177,13 @@ func TestRefusalsLeaveNoTransactionOpen(t *testing.T) {
 		require.ErrorIs(t, err, driver.ErrConflict)
 	}
 	require.NoError(t, renew("home"))
-	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+	for _, pool := range []*pgxpool.Pool{d.s.critical, d.s.general} {
 		st := pool.Stat()
 		require.Equal(t, int32(1), st.TotalConns(), "the one connection was reused")
 		require.Zero(t, st.AcquiredConns(), "nothing left acquired")
 		require.Equal(t, int64(1), st.NewConnsCount(), "never discarded and reopened")
 	}
 	auditHead(t, d, "w1")
-}
-
-func TestConcurrentMigratorsSerialize(t *testing.T) {
-	t.Parallel()
-	url, schema := testdb.Schema(t)
-	ctx := context.Background()
-	const n = 4
-	applied := make(chan []int, n)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			d, err := Open(ctx, Config{URL: url, Schema: schema})
-			if !assertNoError(t, err) {
-				return
-			}
-			defer d.Close()
-			res, err := d.Migrate(ctx)
-			if !assertNoError(t, err) {
-				return
-			}
-			applied <- res.Applied
-		})
-	}
-	wg.Wait()
-	close(applied)
-	var total int
-	for a := range applied {
-		total += len(a)
-	}
-	ms, err := driver.LoadMigrations(migrationFS, "migrations")
-	require.NoError(t, err)
-	require.Equal(t, len(ms), total, "each migration applied exactly once")
-}
-
-func TestMigrateRefusesNewerSchemaNamingBothVersions(t *testing.T) {
-	t.Parallel()
-	d := open(t, Config{})
-	ctx := context.Background()
-	_, err := d.general.Exec(ctx, `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (42, '0042_x.sql', now())`)
-	require.NoError(t, err)
-	_, err = d.Migrate(ctx)
-	require.ErrorIs(t, err, driver.ErrSchemaTooNew)
-	require.ErrorContains(t, err, "schema version 42, this binary knows up to 4")
 }
 
 func TestOpenRefusesMissingSchemaAndBadConfig(t *testing.T) {
@@ -327,7 +221,7 @@ func TestSettingsReportTheSessionsDurability(t *testing.T) {
 	for _, k := range settingNames {
 		require.Contains(t, s.Values, k)
 	}
-	for _, pool := range []*pgxpool.Pool{d.critical, d.general} {
+	for _, pool := range []*pgxpool.Pool{d.s.critical, d.s.general} {
 		var st, sc string
 		require.NoError(t, pool.QueryRow(ctx, `SELECT current_setting('statement_timeout'), current_setting('synchronous_commit')`).Scan(&st, &sc))
 		require.Equal(t, "7s", st)
@@ -345,7 +239,7 @@ func TestCancelWhileWaitingForTheHeadLock(t *testing.T) {
 	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
 	require.NoError(t, err)
 
-	blocker, err := d.critical.Begin(ctx)
+	blocker, err := d.s.critical.Begin(ctx)
 	require.NoError(t, err)
 	defer blocker.Rollback(ctx) //nolint:errcheck // a no-op after the explicit rollback; frees the lock if the test fails
 	_, err = blocker.Exec(ctx, `SELECT 1 FROM worlds WHERE id = 'w1' FOR UPDATE`)

@@ -51,7 +51,7 @@ func openCounting(t *testing.T, cfg Config) (*Driver, *atomic.Int64) {
 	t.Cleanup(func() { d.Close() })
 	_, err = d.Migrate(ctx)
 	require.NoError(t, err)
-	return d, &writes
+	return newDriver(d), &writes
 }
 
 // TestRoundTripsPerChange pins the cost of the change path on a warm

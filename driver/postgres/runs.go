@@ -10,11 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/runs"
 )
 
-var _ driver.RunStore = (*Driver)(nil)
+var _ driver.RunStore = (*store)(nil)
 
 // runColumns are the runs columns every statement returns, in the order
 // runRow.dest scans them; runColumnsR is the same list qualified by the
@@ -75,30 +74,11 @@ func scanRun(row pgx.Row) (*driver.Run, error) {
 // scanRuns scans every row of runColumns.
 func scanRuns(rows pgx.Rows) ([]*driver.Run, error) {
 	defer rows.Close()
-	var out []*driver.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-// invalidID refuses a run id no enqueue could have issued.
-func invalidID(id int64) error {
-	if id <= 0 {
-		return &journal.InputError{Field: "id", Problem: fmt.Sprintf("%d is not a run id", id)}
-	}
-	return nil
+	return driver.CollectRows(rows, func() (*driver.Run, error) { return scanRun(rows) })
 }
 
 // RunGet implements driver.RunStore. It is a read: the general pool.
-func (d *Driver) RunGet(ctx context.Context, p *driver.RunGetParams) (*driver.Run, error) {
-	if err := invalidID(p.ID); err != nil {
-		return nil, err
-	}
+func (d *store) RunGet(ctx context.Context, p *driver.RunGetParams) (*driver.Run, error) {
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading run %d: %w", p.ID, err)
@@ -127,7 +107,7 @@ type refusal func(cur *driver.Run, now time.Time) error
 // UPDATE … RETURNING in autocommit (one round trip, one commit) on the
 // pool the params' class names. When it matches no row nothing was
 // written, and a second round trip reads the run so refuse can say why.
-func (d *Driver) runWrite(ctx context.Context, op string, id int64, crit bool, query string, args []any,
+func (d *store) runWrite(ctx context.Context, op string, id int64, crit bool, query string, args []any,
 	refuse refusal) (*driver.Run, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: %s run %d: %w", op, id, withCtx(ctx, err))

@@ -6,8 +6,6 @@ import (
 	"sort"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/runs"
 )
 
 // claimRuns picks and claims in one statement. FOR UPDATE SKIP LOCKED
@@ -30,19 +28,7 @@ RETURNING ` + runColumnsR
 
 // RunClaim implements driver.RunStore in one statement, one round trip.
 // The runs come back in claim order.
-func (d *Driver) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
-	if err := runs.ValidateQueue(p.Queue); err != nil {
-		return nil, err
-	}
-	if err := journal.ValidateID("owner", p.Owner); err != nil {
-		return nil, err
-	}
-	if p.Limit < 1 || p.Limit > runs.MaxClaimBatch {
-		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 1..%d", p.Limit, runs.MaxClaimBatch)}
-	}
-	if err := runs.ValidateLease(p.Lease); err != nil {
-		return nil, err
-	}
+func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: claiming runs of %q: %w", p.Queue, withCtx(ctx, err))
 	}
@@ -102,22 +88,10 @@ FROM c, t
 WHERE r.id = c.id
 RETURNING ` + runColumnsR
 
-// Reclaim batch bounds.
-const (
-	defaultReclaimLimit = 100
-	maxReclaimLimit     = 10000
-)
-
 // RunReclaim implements driver.RunStore in one statement, one round trip.
 // The runs come back in id order.
-func (d *Driver) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = defaultReclaimLimit
-	}
-	if limit > maxReclaimLimit {
-		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is over the limit of %d", limit, maxReclaimLimit)}
-	}
+func (d *store) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: reclaiming runs: %w", withCtx(ctx, err))
 	}

@@ -51,19 +51,14 @@ RETURNING r.id`
 // size. Completions that matched no row are reported by index; telling a
 // fenced one from a missing one would cost a read the batch completer does
 // not need (it only tells each runner that its completion was refused).
-func (d *Driver) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
-	results, err := driver.ValidateRunCompleteMany(p.Runs)
-	if err != nil {
-		return nil, err
-	}
+func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
+	// Valid, not empty, ids distinct, results compact or nil:
+	// driver.Validating.
 	out := &driver.RunCompleteManyResult{}
 	n := len(p.Runs)
-	if n == 0 {
-		return out, nil
-	}
-	ids, fences := make([]int64, n), make([]int64, n)
-	for i := range p.Runs {
-		ids[i], fences[i] = p.Runs[i].ID, p.Runs[i].Fence
+	ids, fences, results := make([]int64, n), make([]int64, n), make([][]byte, n)
+	for i, c := range p.Runs {
+		ids[i], fences[i], results[i] = c.ID, c.Fence, c.Result
 	}
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: completing %d runs: %w", n, withCtx(ctx, err))

@@ -75,14 +75,8 @@ const enqueueChunk = 1000
 // case) is sent alone, as its own implicit transaction — as atomic, and
 // two statements shorter. Every run is validated first; one invalid run
 // refuses the whole batch with nothing written.
-func (d *Driver) RunEnqueue(ctx context.Context, p *driver.RunEnqueueParams) ([]driver.RunEnqueued, error) {
-	es := make([]runs.Enqueue, len(p.Runs))
-	for i := range p.Runs {
-		es[i] = p.Runs[i] // a copy: validation fills defaults and normalizes the payload
-		if err := runs.ValidateEnqueue(&es[i]); err != nil {
-			return nil, err
-		}
-	}
+func (d *store) RunEnqueue(ctx context.Context, p *driver.RunEnqueueParams) ([]driver.RunEnqueued, error) {
+	es := p.Runs // valid, defaults filled, payloads compact: driver.Validating
 	if len(es) == 0 {
 		return []driver.RunEnqueued{}, nil
 	}
@@ -157,7 +151,7 @@ func placeChunk(got []*driver.Run, es []runs.Enqueue, out []driver.RunEnqueued) 
 	return nil
 }
 
-func (d *Driver) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out []driver.RunEnqueued, err error) {
+func (d *store) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out []driver.RunEnqueued, err error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: enqueueing %d runs: %w", len(es), withCtx(ctx, err))
 	}

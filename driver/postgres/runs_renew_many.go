@@ -39,10 +39,7 @@ RETURNING r.id`
 
 // RunRenewMany implements driver.RunStore: one statement in autocommit on
 // the critical pool — one round trip, one commit — for the whole drain.
-func (d *Driver) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
-	if err := driver.ValidateRunRenewMany(p); err != nil {
-		return nil, err
-	}
+func (d *store) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
 	n := len(p.Runs)
 	if n == 0 {
 		return &driver.RunRenewManyResult{}, nil

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/runs"
 )
 
 // The runner's fenced writes. Each is one conditional UPDATE whose WHERE
@@ -91,75 +89,39 @@ func stateRefusal(op string, id int64) refusal {
 }
 
 // RunRenew implements driver.RunStore.
-func (d *Driver) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*driver.Run, error) {
-	if err := driver.ValidateRunWrite(p.ID, p.Fence, ""); err != nil {
-		return nil, err
-	}
-	if err := journal.ValidateID("owner", p.Owner); err != nil {
-		return nil, err
-	}
-	if err := runs.ValidateLease(p.Lease); err != nil {
-		return nil, err
-	}
+func (d *store) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*driver.Run, error) {
 	return d.runWrite(ctx, "renew", p.ID, critical(p), renewRun,
 		[]any{d.fakeNow(), p.ID, p.Fence, p.Owner, p.Lease}, fencedRefusal("renew", p.ID, p.Fence, p.Owner, true))
 }
 
 // RunComplete implements driver.RunStore. A result is optional (NULL when
 // none is given) and is stored as compact JSON.
-func (d *Driver) RunComplete(ctx context.Context, p *driver.RunCompleteParams) (*driver.Run, error) {
-	if err := driver.ValidateRunWrite(p.ID, p.Fence, ""); err != nil {
-		return nil, err
-	}
-	var result []byte // nil: SQL NULL
-	if len(p.Result) > 0 {
-		var err error
-		if result, err = runs.NormalizePayload("result", p.Result); err != nil {
-			return nil, err
-		}
-	}
+func (d *store) RunComplete(ctx context.Context, p *driver.RunCompleteParams) (*driver.Run, error) {
+	result := p.Result // compact, or nil for SQL NULL: driver.Validating
 	return d.runWrite(ctx, "complete", p.ID, critical(p), completeRun,
 		[]any{d.fakeNow(), p.ID, p.Fence, result}, fencedRefusal("complete", p.ID, p.Fence, "", false))
 }
 
 // RunFail implements driver.RunStore.
-func (d *Driver) RunFail(ctx context.Context, p *driver.RunFailParams) (*driver.Run, error) {
-	if err := driver.ValidateRunWrite(p.ID, p.Fence, p.Reason); err != nil {
-		return nil, err
-	}
-	if p.RetryAfter < 0 || p.RetryAfter > runs.MaxDelay {
-		return nil, &journal.InputError{Field: "retry_after", Problem: fmt.Sprintf("%s is outside 0..%s", p.RetryAfter, runs.MaxDelay)}
-	}
+func (d *store) RunFail(ctx context.Context, p *driver.RunFailParams) (*driver.Run, error) {
 	return d.runWrite(ctx, "fail", p.ID, critical(p), failRun,
 		[]any{d.fakeNow(), p.ID, p.Fence, p.RetryAfter, p.Reason}, fencedRefusal("fail", p.ID, p.Fence, "", false))
 }
 
 // RunBlock implements driver.RunStore.
-func (d *Driver) RunBlock(ctx context.Context, p *driver.RunBlockParams) (*driver.Run, error) {
-	if err := driver.ValidateRunWrite(p.ID, p.Fence, p.Reason); err != nil {
-		return nil, err
-	}
+func (d *store) RunBlock(ctx context.Context, p *driver.RunBlockParams) (*driver.Run, error) {
 	return d.runWrite(ctx, "block", p.ID, critical(p), blockRun,
 		[]any{d.fakeNow(), p.ID, p.Fence, p.Reason}, fencedRefusal("block", p.ID, p.Fence, "", false))
 }
 
 // RunUnblock implements driver.RunStore.
-func (d *Driver) RunUnblock(ctx context.Context, p *driver.RunUnblockParams) (*driver.Run, error) {
-	if err := invalidID(p.ID); err != nil {
-		return nil, err
-	}
+func (d *store) RunUnblock(ctx context.Context, p *driver.RunUnblockParams) (*driver.Run, error) {
 	return d.runWrite(ctx, "unblock", p.ID, critical(p), unblockRun,
 		[]any{d.fakeNow(), p.ID}, stateRefusal("unblock", p.ID))
 }
 
 // RunCancel implements driver.RunStore.
-func (d *Driver) RunCancel(ctx context.Context, p *driver.RunCancelParams) (*driver.Run, error) {
-	if err := invalidID(p.ID); err != nil {
-		return nil, err
-	}
-	if err := runs.ValidateReason(p.Reason); err != nil {
-		return nil, err
-	}
+func (d *store) RunCancel(ctx context.Context, p *driver.RunCancelParams) (*driver.Run, error) {
 	return d.runWrite(ctx, "cancel", p.ID, critical(p), cancelRun,
 		[]any{d.fakeNow(), p.ID, p.Reason}, stateRefusal("cancel", p.ID))
 }

@@ -8,46 +8,30 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 )
 
-// RunTx implements driver.EffectStore: the caller's writes, a locking fence
-// check of the run and the commit of the effect (run, key) in one READ
-// COMMITTED transaction on the critical pool. fn's tx is a pgx.Tx; fn must
-// not commit or roll it back (RunTx does). Three round trips besides fn's
-// own:
-//
-//  1. BEGIN.
-//  2. beginEffect with the effect already committed: it locks the run row
-//     FOR SHARE if the run is running under the fence — held to COMMIT, so
-//     a reclaim, cancel or completion of the run (each an UPDATE of the
-//     row) waits for this transaction instead of committing in between —
-//     and inserts the committed effect unless the key exists. If the key
-//     is committed, fn is not called and Done is reported; an uncommitted
-//     intent (from RunEffectBegin) is ErrConflict: resolve it first.
-//  3. fn, then COMMIT. If fn fails, the rollback takes the effect with
-//     fn's writes.
+// RunTx implements driver.EffectStore: one READ COMMITTED transaction on
+// the critical pool, three round trips besides fn's own — BEGIN; then
+// beginEffect with the effect already committed, which locks the run row
+// FOR SHARE if the run is running under the fence (held to COMMIT, so a
+// reclaim, cancel or completion of the run, each an UPDATE of the row,
+// waits for this transaction instead of committing in between) and inserts
+// the committed effect unless the key exists; then fn and COMMIT. If fn
+// fails, the rollback takes the effect with fn's writes.
 //
 // Inserting the effect before fn rather than after it costs nothing and
 // serializes two calls of one key: the second waits on the first's
 // uncommitted row, then sees it committed (Done, fn not called) or, if the
 // first rolled back, goes ahead. Its committed_at is therefore the store
-// time of the fence check, just before fn.
+// time of the fence check, just before fn. (Unlike SQLite's, the effect is
+// not checked again after fn: a fn that changes the run row itself is not
+// refused.)
 //
 // fn holds a critical connection while it runs; keep it short (the
 // session's idle_in_transaction_session_timeout, Config.StatementTimeout,
 // ends a transaction left idle).
-func (d *Driver) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	result, err := effectResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, &journal.InputError{Field: "fn", Problem: "RunTx needs a function to run"}
-	}
+func (d *store) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
+	result := p.Result // compact or nil: normalized by driver.Validating
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: transactional effect %q of run %d: %w", p.Key, p.RunID, withCtx(ctx, err))
 	}

@@ -2,75 +2,45 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 )
 
-// LeaseSweepExpired implements driver.Driver. The scan is only a hint, read
-// without locks: each world is then swept in its own change on the reserved
-// pool, whose SELECT … FOR UPDATE waits for any other sweeper, whose plan
-// re-checks expiry on the locked head, and whose conditional write
-// re-asserts it (expires_at <= now). A world another sweeper got to first
-// re-plans to nothing and is skipped, so each expiry is swept exactly once.
-func (d *Driver) LeaseSweepExpired(ctx context.Context, p *driver.LeaseSweepParams) (*driver.SweepResult, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
+// LeaseScanExpired implements driver.Driver: a read without locks on the
+// general pool (the worlds_expiry partial index), earliest expiry first.
+// The sweep itself is world.SweepExpired, through LeaseChange, whose
+// SELECT … FOR UPDATE waits for any other sweeper.
+func (d *store) LeaseScanExpired(ctx context.Context, p *driver.LeaseScanParams) ([]driver.ExpiredWorld, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
+	var afterAt *time.Time
+	afterID := ""
+	if p.After != nil {
+		afterAt, afterID = &p.After.ExpiresAt, p.After.World
 	}
-	ids, err := d.sweepScan(ctx, limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: sweep scan: %w", err)
-	}
-	res := &driver.SweepResult{Candidates: len(ids)}
-	var errs []error
-	for _, id := range ids {
-		var sw *driver.SweptWorld
-		_, err := d.change(ctx, changeReq{world: id, op: "sweep", critical: critical(p)},
-			func(w *driver.World, now time.Time, _ func(string) bool) (journal.Plan, error) {
-				plan, ok := journal.PlanSweep(w.State, now, w.Home, w.DefaultTerm)
-				if ok {
-					sw = &driver.SweptWorld{World: id, Revoked: plan.Entries[0], Granted: plan.Entries[1],
-						ExpiredAt: w.ExpiresAt, StoreTimeAt: plan.Cond.Now}
-				}
-				return plan, nil
-			})
-		if err != nil { // one world's failure must not hold up the others
-			errs = append(errs, fmt.Errorf("%s: sweeping %q: %w", "postgres", id, err))
-			continue
-		}
-		if sw != nil {
-			res.Swept = append(res.Swept, *sw)
-		}
-	}
-	return res, errors.Join(errs...)
-}
-
-// sweepScan lists up to limit worlds whose lease is held and expired on the
-// store clock, earliest expiry first (the worlds_expiry partial index).
-func (d *Driver) sweepScan(ctx context.Context, limit int) ([]string, error) {
+	fail := func(err error) error { return fmt.Errorf("postgres: sweep scan: %w", withCtx(ctx, err)) }
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
-		return nil, err
+		return nil, fail(err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, `SELECT id FROM worlds
+	rows, err := conn.Query(ctx, `SELECT id, expires_at FROM worlds
 		WHERE holder <> '' AND expires_at <= coalesce($1::timestamptz, clock_timestamp())
-		ORDER BY expires_at, id LIMIT $2`, d.fakeNow(), limit)
+		  AND ($2::timestamptz IS NULL OR (expires_at, id) > ($2::timestamptz, $3::text))
+		ORDER BY expires_at, id LIMIT $4`, d.fakeNow(), afterAt, afterID, limit)
 	if err != nil {
-		return nil, err
+		return nil, fail(err)
 	}
 	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
+	out, err := driver.CollectRows(rows, func() (driver.ExpiredWorld, error) {
+		var w driver.ExpiredWorld
+		err := rows.Scan(&w.World, &w.ExpiresAt)
+		w.ExpiresAt = w.ExpiresAt.UTC()
+		return w, err
+	})
+	if err != nil {
+		return nil, fail(err)
 	}
-	return ids, rows.Err()
+	return out, nil
 }

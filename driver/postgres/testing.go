@@ -6,6 +6,6 @@ import "context"
 // must reach under the driver (creating a caller's table for run.Tx);
 // applications have no use for it.
 func ExecForTest(ctx context.Context, d *Driver, query string) error {
-	_, err := d.general.Exec(ctx, query)
+	_, err := d.s.general.Exec(ctx, query)
 	return err
 }

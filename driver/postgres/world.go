@@ -39,7 +39,7 @@ func scanWorld(r pgx.Row) (*driver.World, error) {
 }
 
 // WorldGet implements driver.Driver.
-func (d *Driver) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver.World, error) {
+func (d *store) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver.World, error) {
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading world %q: %w", p.World, err)
@@ -57,11 +57,8 @@ func (d *Driver) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*drive
 
 // WorldList implements driver.Driver. Ids sort in byte order (the column's
 // collation is "C"), as in SQLite.
-func (d *Driver) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	conn, err := d.acquire(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: listing worlds: %w", err)
@@ -72,15 +69,8 @@ func (d *Driver) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*d
 		return nil, fmt.Errorf("postgres: listing worlds: %w", err)
 	}
 	defer rows.Close()
-	var out []*driver.World
-	for rows.Next() {
-		w, err := scanWorld(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: listing worlds: %w", err)
-		}
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := driver.CollectRows(rows, func() (*driver.World, error) { return scanWorld(rows) })
+	if err != nil {
 		return nil, fmt.Errorf("postgres: listing worlds: %w", err)
 	}
 	return out, nil
@@ -89,12 +79,7 @@ func (d *Driver) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*d
 // WorldCreate implements driver.Driver: one round trip for the store clock
 // (none with an injected StoreClock), then one pipelined transaction that
 // inserts the head row and the first grant.
-func (d *Driver) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
-	// Refuse bad input before taking a connection (the plan is pure; it is
-	// made again below at the store's time).
-	if _, err := journal.PlanCreate(p.World, p.Home, p.Term, time.Time{}); err != nil {
-		return nil, err
-	}
+func (d *store) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
 	conn, err := d.acquire(ctx, critical(p))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: creating world %q: %w", p.World, err)
@@ -112,7 +97,7 @@ func (d *Driver) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (
 }
 
 // now reads the store clock on conn: clock_timestamp(), or the StoreClock.
-func (d *Driver) now(ctx context.Context, conn *pgxpool.Conn) (time.Time, error) {
+func (d *store) now(ctx context.Context, conn *pgxpool.Conn) (time.Time, error) {
 	if d.clock != nil {
 		return d.clock.Now(), nil
 	}
@@ -141,7 +126,7 @@ ON CONFLICT DO NOTHING`
 // rejection markers in one transaction, pipelined in one round trip
 // (BEGIN … COMMIT in one batch); the primary key makes a second create an
 // ErrConflict.
-func (d *Driver) insertWorld(ctx context.Context, conn *pgxpool.Conn, home string, defTerm time.Duration,
+func (d *store) insertWorld(ctx context.Context, conn *pgxpool.Conn, home string, defTerm time.Duration,
 	s journal.State, entries []journal.Entry, rs []driver.Rejection, created time.Time) (*driver.World, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: creating world %q: %w", s.World, withCtx(ctx, err))
@@ -178,7 +163,7 @@ func (d *Driver) insertWorld(ctx context.Context, conn *pgxpool.Conn, home strin
 }
 
 // JournalImport implements driver.Driver.
-func (d *Driver) JournalImport(ctx context.Context, p *driver.JournalImportParams) (*driver.World, error) {
+func (d *store) JournalImport(ctx context.Context, p *driver.JournalImportParams) (*driver.World, error) {
 	imp, err := driver.PrepareImport(p)
 	if err != nil {
 		return nil, err
@@ -199,7 +184,7 @@ func (d *Driver) JournalImport(ctx context.Context, p *driver.JournalImportParam
 }
 
 // LeaseChange implements driver.Driver, through the reserved pool.
-func (d *Driver) LeaseChange(ctx context.Context, p *driver.LeaseChangeParams) (*driver.World, error) {
+func (d *store) LeaseChange(ctx context.Context, p *driver.LeaseChangeParams) (*driver.World, error) {
 	return d.change(ctx, changeReq{world: p.World, op: p.Op, critical: critical(p)},
 		func(w *driver.World, now time.Time, _ func(string) bool) (journal.Plan, error) {
 			return p.Plan(w, now)

@@ -19,7 +19,7 @@ type planFunc func(w *driver.World, now time.Time, rejected func(holder string) 
 // change is the one path by which a world's journal and head change:
 // BEGIN IMMEDIATE (the single writer), read the head, plan, one conditional
 // head UPDATE that re-asserts the plan's Cond, insert the entries, commit.
-func (d *Driver) change(ctx context.Context, worldID, op string, plan planFunc) (*driver.World, error) {
+func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (*driver.World, error) {
 	st, err := d.prepared(ctx)
 	if err != nil {
 		return nil, err

@@ -12,9 +12,14 @@
 // The store clock of a SQLite store is the process clock of its owner: the
 // Clock in Config (the real clock unless a test injects a fake).
 //
-// Files: sqlite.go (open, settings, clock), migrate.go (embedded
-// migrations), change.go (the conditional head write every change goes
-// through), world.go, journal.go, sweep.go, errors.go. Runs: runs_row.go
+// The driver holds SQL and error mapping only: Open returns Driver
+// (driver.go), the unexported store behind driver.Validating, which checks
+// and normalizes every call's input before it reaches the SQL here.
+//
+// Files: driver.go (the validated Driver), sqlite.go (open, settings,
+// clock), migrate.go (the dialect of driver.RunMigrations), change.go (the
+// conditional head write every change goes through), world.go, journal.go,
+// sweep.go (the scan of expired leases), errors.go. Runs: runs_row.go
 // (columns, scan, RunGet), runs_stmts.go (their prepared statements),
 // runs_enqueue.go, runs_claim.go, runs_update.go (the shape of every
 // single-run write and its refusal), runs_fenced.go (the runner's fenced

@@ -9,10 +9,9 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/runs"
 )
 
-var _ driver.EffectStore = (*Driver)(nil)
+var _ driver.EffectStore = (*store)(nil)
 
 // The effect ledger (SPEC §3). Each method is one BEGIN IMMEDIATE
 // transaction on the single writer: the run's fence is checked first (a
@@ -45,7 +44,7 @@ func scanEffect(r rowScanner) (*driver.Effect, error) {
 // commits if body returns nil; otherwise nothing body wrote is kept. The
 // statements are prepared before BeginTx (see effectPrepared), and now is
 // read under the writer lock, so it is ordered with every other write.
-func (d *Driver) inWriteTx(ctx context.Context, what string, body func(tx *sql.Tx, st *effectStmts, now time.Time) error) error {
+func (d *store) inWriteTx(ctx context.Context, what string, body func(tx *sql.Tx, st *effectStmts, now time.Time) error) error {
 	st, err := d.effectPrepared(ctx)
 	if err != nil {
 		return err
@@ -99,38 +98,10 @@ func effectInTx(ctx context.Context, tx *sql.Tx, st *effectStmts, id int64, key 
 	return e, nil
 }
 
-// validateEffect checks an effect's identity before any query.
-func validateEffect(id, fence int64, key string) error {
-	if err := runs.ValidateFenced(id, fence); err != nil {
-		return err
-	}
-	return validateEffectKey(key)
-}
-
-func validateEffectKey(key string) error {
-	if key == "" {
-		return &journal.InputError{Field: "key", Problem: "an effect needs a key"}
-	}
-	// ValidateKey bounds it by journal.MaxKeyBytes and refuses control
-	// characters and invalid UTF-8, under the field name "key".
-	return journal.ValidateKey(key)
-}
-
-// normalizeResult validates an optional result; none is stored as NULL.
-func normalizeResult(b []byte) ([]byte, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	return runs.NormalizePayload("result", b)
-}
-
 // RunEffectBegin implements driver.EffectStore. Two begins of one key under
 // one fence serialize on the writer: the first starts it, the second finds
 // the intent and reports it uncertain.
-func (d *Driver) RunEffectBegin(ctx context.Context, p *driver.RunEffectParams) (*driver.Effect, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
+func (d *store) RunEffectBegin(ctx context.Context, p *driver.RunEffectParams) (*driver.Effect, error) {
 	const op = "effect begin"
 	var out *driver.Effect
 	err := d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
@@ -181,17 +152,11 @@ func (d *Driver) RunEffectBegin(ctx context.Context, p *driver.RunEffectParams) 
 //     run, so it must not be told to stop);
 //   - no intent, an intent under another fence, or an effect committed
 //     under another fence: ErrFenced (this fence does not own the intent).
-func (d *Driver) RunEffectCommit(ctx context.Context, p *driver.RunEffectCommitParams) (*driver.Effect, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	result, err := normalizeResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
+func (d *store) RunEffectCommit(ctx context.Context, p *driver.RunEffectCommitParams) (*driver.Effect, error) {
+	result := p.Result // compact or nil: normalized by driver.Validating
 	const op = "effect commit"
 	var out *driver.Effect
-	err = d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
+	err := d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
 		e, err := scanEffect(tx.StmtContext(ctx, st.commit).QueryRowContext(ctx,
 			nullBytes(result), now.UnixMicro(), p.RunID, p.Key, p.Fence))
 		if err == nil {
@@ -238,17 +203,11 @@ func refuseEffectCommit(p *driver.RunEffectCommitParams, e *driver.Effect) error
 // the intent is deleted and the row as it was is returned (Committed
 // false); Result is then validated but not stored. ErrNotFound if there is
 // no such effect, ErrConflict if it is already committed.
-func (d *Driver) RunEffectResolve(ctx context.Context, p *driver.RunEffectResolveParams) (*driver.Effect, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	result, err := normalizeResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
+func (d *store) RunEffectResolve(ctx context.Context, p *driver.RunEffectResolveParams) (*driver.Effect, error) {
+	result := p.Result // compact or nil: normalized by driver.Validating
 	const op = "effect resolve"
 	var out *driver.Effect
-	err = d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
+	err := d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
 		if err := requireHeld(ctx, tx, st, op, p.RunID, p.Fence, now); err != nil {
 			return err
 		}
@@ -285,10 +244,7 @@ func (d *Driver) RunEffectResolve(ctx context.Context, p *driver.RunEffectResolv
 // RunEffectList implements driver.EffectStore, on the read pool. Keys are
 // ordered bytewise (SQLite's BINARY collation). A run without effects, or
 // no run, gives none.
-func (d *Driver) RunEffectList(ctx context.Context, p *driver.RunEffectListParams) ([]*driver.Effect, error) {
-	if err := validateRunID(p.RunID); err != nil {
-		return nil, err
-	}
+func (d *store) RunEffectList(ctx context.Context, p *driver.RunEffectListParams) ([]*driver.Effect, error) {
 	rows, err := d.r.QueryContext(ctx, `SELECT `+effectColumns+` FROM run_effects WHERE run_id = ? ORDER BY key`, p.RunID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing effects of run %d: %w", p.RunID, err)

@@ -130,7 +130,7 @@ type effectStmtCache struct {
 // before BeginTx, never inside a transaction: preparing needs the one
 // writer connection, which an open transaction holds. A failed preparation
 // is not cached.
-func (d *Driver) effectPrepared(ctx context.Context) (*effectStmts, error) {
+func (d *store) effectPrepared(ctx context.Context) (*effectStmts, error) {
 	rs, err := d.runPrepared(ctx)
 	if err != nil {
 		return nil, err

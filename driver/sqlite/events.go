@@ -3,48 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/runs"
 )
-
-// Event list bounds.
-const (
-	defaultEventListLimit = 1000
-	maxEventListLimit     = 10000
-)
-
-// validateEvents checks a whole batch before any write and returns the
-// events' payloads in compact form (the caller's slices are left alone).
-// One invalid event refuses the batch; the error names its index.
-func validateEvents(evs []driver.RunEventInsert) ([][]byte, error) {
-	payloads := make([][]byte, len(evs))
-	for i := range evs {
-		ev := &evs[i]
-		err := runs.ValidateFenced(ev.RunID, ev.Fence)
-		if err == nil && ev.Seq <= 0 {
-			err = &journal.InputError{Field: "seq", Problem: fmt.Sprintf("%d is not a sequence number (they start at 1)", ev.Seq)}
-		}
-		if err == nil {
-			err = journal.ValidateID("kind", ev.Kind)
-		}
-		if err == nil {
-			payloads[i], err = runs.NormalizePayload("payload", ev.Payload)
-		}
-		if err != nil {
-			var ie *journal.InputError
-			if errors.As(err, &ie) {
-				return nil, &journal.InputError{Field: ie.Field, Problem: fmt.Sprintf("event %d of the batch: %s", i, ie.Problem)}
-			}
-			return nil, err
-		}
-	}
-	return payloads, nil
-}
 
 // RunEventAppend implements driver.EffectStore: the whole batch is one
 // BEGIN IMMEDIATE transaction (one fsync), whatever runs it spans. Events
@@ -57,17 +20,18 @@ func validateEvents(evs []driver.RunEventInsert) ([][]byte, error) {
 // a duplicate (its key is present: a retried batch, accepted) from a fenced
 // one (reported by index). The accepted events of a batch commit even when
 // others are fenced.
-func (d *Driver) RunEventAppend(ctx context.Context, p *driver.RunEventAppendParams) (*driver.RunEventAppendResult, error) {
-	payloads, err := validateEvents(p.Events)
-	if err != nil {
-		return nil, err
+func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendParams) (*driver.RunEventAppendResult, error) {
+	// Valid, payloads compact: driver.Validating.
+	payloads := make([][]byte, len(p.Events))
+	for i := range p.Events {
+		payloads[i] = p.Events[i].Payload
 	}
 	var out driver.RunEventAppendResult
 	if len(p.Events) == 0 {
 		return &out, nil
 	}
 	const what = "appending run events"
-	err = d.inWriteTx(ctx, what, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
+	err := d.inWriteTx(ctx, what, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
 		w := eventWriter{ctx: ctx, tx: tx, st: st, evs: p.Events, payloads: payloads,
 			created: now.UnixMicro(), out: &out}
 		for c := 0; c < len(p.Events); c += eventChunk {
@@ -189,20 +153,8 @@ func (w *eventWriter) classify(i int) error {
 // events after (AfterFence, AfterSeq) in (fence, seq) order, the primary
 // key's order. Limit 0 means 1000; at most 10000. No run, or no events,
 // gives none.
-func (d *Driver) RunEventList(ctx context.Context, p *driver.RunEventListParams) ([]*driver.RunEvent, error) {
-	if err := validateRunID(p.RunID); err != nil {
-		return nil, err
-	}
-	if p.AfterFence < 0 || p.AfterSeq < 0 {
-		return nil, &journal.InputError{Field: "after", Problem: fmt.Sprintf("(%d, %d) is below (0, 0)", p.AfterFence, p.AfterSeq)}
-	}
-	if p.Limit < 0 || p.Limit > maxEventListLimit {
-		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 0..%d", p.Limit, maxEventListLimit)}
-	}
-	limit := p.Limit
-	if limit == 0 {
-		limit = defaultEventListLimit
-	}
+func (d *store) RunEventList(ctx context.Context, p *driver.RunEventListParams) ([]*driver.RunEvent, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	rows, err := d.r.QueryContext(ctx, `SELECT run_id, fence, seq, kind, payload, created_at FROM run_events
 WHERE run_id = ?1 AND (fence, seq) > (?2, ?3)
 ORDER BY fence, seq

@@ -11,7 +11,7 @@ import (
 
 // JournalAppend implements driver.Driver: the whole batch is one BEGIN
 // IMMEDIATE transaction and so one fsync.
-func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
+func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
 	var out []journal.AppendOutcome
 	_, err := d.change(ctx, p.World, "append", func(w *driver.World, now time.Time, rejected func(string) bool) (journal.Plan, error) {
 		var plan journal.Plan
@@ -25,40 +25,16 @@ func (d *Driver) JournalAppend(ctx context.Context, p *driver.JournalAppendParam
 }
 
 // JournalRead implements driver.Driver.
-func (d *Driver) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
-	if err := driver.ValidateRead(p); err != nil {
-		return nil, err
-	}
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	rows, err := d.r.QueryContext(ctx, `SELECT world, position, epoch, kind, holder, key, payload, store_time,
-		prev_hash, hash, signature FROM journal_entries WHERE world = ? AND position >= ? ORDER BY position LIMIT ?`,
+func (d *store) JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
+	rows, err := d.r.QueryContext(ctx, `SELECT `+driver.EntryColumns+` FROM journal_entries WHERE world = ? AND position >= ? ORDER BY position LIMIT ?`,
 		p.World, p.From, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
 	}
 	defer rows.Close()
-	var out []journal.Entry
-	for rows.Next() {
-		var e journal.Entry
-		var kind string
-		var st int64
-		if err := rows.Scan(&e.World, &e.Position, &e.Epoch, &kind, &e.Holder, &e.Key, &e.Payload, &st,
-			&e.PrevHash, &e.Hash, &e.Signature); err != nil {
-			return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
-		}
-		e.Kind, e.StoreTime = journal.Kind(kind), fromMicros(st)
-		if len(e.PrevHash) == 0 {
-			e.PrevHash = nil
-		}
-		if len(e.Signature) == 0 {
-			e.Signature = nil
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := driver.CollectRows(rows, func() (journal.Entry, error) { return driver.ScanEntry(rows.Scan, fromMicros) })
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: reading journal %q: %w", p.World, err)
 	}
 	rows.Close()       // give the read connection back before the existence check takes one

@@ -8,7 +8,6 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/runs"
 )
 
 // runClaimSQL claims in one statement: the subquery picks the due runs in
@@ -25,19 +24,7 @@ WHERE id IN (
 RETURNING ` + runColumns
 
 // RunClaim implements driver.RunStore.
-func (d *Driver) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
-	if err := runs.ValidateQueue(p.Queue); err != nil {
-		return nil, err
-	}
-	if err := journal.ValidateID("owner", p.Owner); err != nil {
-		return nil, err
-	}
-	if p.Limit < 1 || p.Limit > runs.MaxClaimBatch {
-		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 1..%d", p.Limit, runs.MaxClaimBatch)}
-	}
-	if err := runs.ValidateLease(p.Lease); err != nil {
-		return nil, err
-	}
+func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
 	st, err := d.runPrepared(ctx)
 	if err != nil {
 		return nil, err

@@ -63,16 +63,11 @@ func valuesCTE(table string, rows, width, first int) string {
 // changed twice. A completion that matched no row (fenced out, already
 // final, missing) is reported by index and leaves its run unchanged; the
 // others commit all the same.
-func (d *Driver) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
-	results, err := driver.ValidateRunCompleteMany(p.Runs)
-	if err != nil {
-		return nil, err
-	}
+func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
+	// Valid, not empty, ids distinct, results compact or nil:
+	// driver.Validating.
 	out := &driver.RunCompleteManyResult{}
 	n := len(p.Runs)
-	if n == 0 {
-		return out, nil
-	}
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("sqlite: completing %d runs: "+format, append([]any{n}, args...)...)
 	}
@@ -94,7 +89,7 @@ func (d *Driver) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyP
 		for i := range completeChunk {
 			a := args[1+3*i : 4+3*i]
 			if k := from + i; k < n {
-				a[0], a[1], a[2] = p.Runs[k].ID, p.Runs[k].Fence, nullBytes(results[k])
+				a[0], a[1], a[2] = p.Runs[k].ID, p.Runs[k].Fence, nullBytes(p.Runs[k].Result)
 			} else {
 				a[0], a[1], a[2] = nil, nil, nil
 			}

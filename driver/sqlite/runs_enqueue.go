@@ -91,16 +91,8 @@ func chunkRun(id int64, e *runs.Enqueue, now, scheduled int64) *driver.Run {
 // run. Two enqueues racing for one unique key serialize on the writer
 // lock, so the second's INSERT sees the first's row, inserts nothing, and
 // reads that row back as Existing.
-func (d *Driver) RunEnqueue(ctx context.Context, p *driver.RunEnqueueParams) ([]driver.RunEnqueued, error) {
-	// Validate copies: ValidateEnqueue fills defaults and normalizes the
-	// payload in place, and the caller's slice is not ours to change.
-	es := make([]runs.Enqueue, len(p.Runs))
-	for i := range p.Runs {
-		es[i] = p.Runs[i]
-		if err := runs.ValidateEnqueue(&es[i]); err != nil {
-			return nil, err
-		}
-	}
+func (d *store) RunEnqueue(ctx context.Context, p *driver.RunEnqueueParams) ([]driver.RunEnqueued, error) {
+	es := p.Runs // valid, defaults filled, payloads compact: driver.Validating
 	if len(es) == 0 {
 		return nil, nil
 	}

@@ -3,12 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/runs"
 )
 
 // The runner's writes. Each is accepted only WHERE id = ?id AND fence =
@@ -44,16 +41,7 @@ WHERE id = ?2 AND fence = ?3 AND state = 'running'
 RETURNING ` + runColumns
 
 // RunRenew implements driver.RunStore.
-func (d *Driver) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*driver.Run, error) {
-	if err := driver.ValidateRunWrite(p.ID, p.Fence, ""); err != nil {
-		return nil, err
-	}
-	if err := journal.ValidateID("owner", p.Owner); err != nil {
-		return nil, err
-	}
-	if err := runs.ValidateLease(p.Lease); err != nil {
-		return nil, err
-	}
+func (d *store) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*driver.Run, error) {
 	return d.updateRun(ctx, runUpdate{op: "renew", id: p.ID,
 		stmt: func(s *runStmts) *sql.Stmt { return s.renew },
 		args: func(now time.Time) []any {
@@ -64,17 +52,8 @@ func (d *Driver) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*drive
 
 // RunComplete implements driver.RunStore. A result is optional; none is
 // stored as NULL.
-func (d *Driver) RunComplete(ctx context.Context, p *driver.RunCompleteParams) (*driver.Run, error) {
-	if err := driver.ValidateRunWrite(p.ID, p.Fence, ""); err != nil {
-		return nil, err
-	}
-	var result []byte
-	if len(p.Result) > 0 {
-		var err error
-		if result, err = runs.NormalizePayload("result", p.Result); err != nil {
-			return nil, err
-		}
-	}
+func (d *store) RunComplete(ctx context.Context, p *driver.RunCompleteParams) (*driver.Run, error) {
+	result := p.Result // compact, or nil for SQL NULL: driver.Validating
 	return d.updateRun(ctx, runUpdate{op: "complete", id: p.ID,
 		stmt: func(s *runStmts) *sql.Stmt { return s.complete },
 		args: func(now time.Time) []any {
@@ -84,13 +63,7 @@ func (d *Driver) RunComplete(ctx context.Context, p *driver.RunCompleteParams) (
 }
 
 // RunFail implements driver.RunStore.
-func (d *Driver) RunFail(ctx context.Context, p *driver.RunFailParams) (*driver.Run, error) {
-	if err := driver.ValidateRunWrite(p.ID, p.Fence, p.Reason); err != nil {
-		return nil, err
-	}
-	if p.RetryAfter < 0 || p.RetryAfter > runs.MaxDelay {
-		return nil, &journal.InputError{Field: "retry_after", Problem: fmt.Sprintf("%s is outside 0..%s", p.RetryAfter, runs.MaxDelay)}
-	}
+func (d *store) RunFail(ctx context.Context, p *driver.RunFailParams) (*driver.Run, error) {
 	return d.updateRun(ctx, runUpdate{op: "fail", id: p.ID,
 		stmt: func(s *runStmts) *sql.Stmt { return s.fail },
 		args: func(now time.Time) []any {
@@ -100,10 +73,7 @@ func (d *Driver) RunFail(ctx context.Context, p *driver.RunFailParams) (*driver.
 }
 
 // RunBlock implements driver.RunStore.
-func (d *Driver) RunBlock(ctx context.Context, p *driver.RunBlockParams) (*driver.Run, error) {
-	if err := driver.ValidateRunWrite(p.ID, p.Fence, p.Reason); err != nil {
-		return nil, err
-	}
+func (d *store) RunBlock(ctx context.Context, p *driver.RunBlockParams) (*driver.Run, error) {
 	return d.updateRun(ctx, runUpdate{op: "block", id: p.ID,
 		stmt:   func(s *runStmts) *sql.Stmt { return s.block },
 		args:   func(time.Time) []any { return []any{p.Reason, p.ID, p.Fence} },

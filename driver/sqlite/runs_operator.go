@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/runs"
 )
 
 // The operator's writes carry no fence: their WHERE states the states they
@@ -27,10 +26,7 @@ WHERE id = ?3 AND state IN ('available', 'running', 'blocked')
 RETURNING ` + runColumns
 
 // RunUnblock implements driver.RunStore.
-func (d *Driver) RunUnblock(ctx context.Context, p *driver.RunUnblockParams) (*driver.Run, error) {
-	if err := validateRunID(p.ID); err != nil {
-		return nil, err
-	}
+func (d *store) RunUnblock(ctx context.Context, p *driver.RunUnblockParams) (*driver.Run, error) {
 	return d.updateRun(ctx, runUpdate{op: "unblock", id: p.ID,
 		stmt: func(s *runStmts) *sql.Stmt { return s.unblock },
 		args: func(now time.Time) []any { return []any{now.UnixMicro(), p.ID} },
@@ -43,13 +39,7 @@ func (d *Driver) RunUnblock(ctx context.Context, p *driver.RunUnblockParams) (*d
 }
 
 // RunCancel implements driver.RunStore.
-func (d *Driver) RunCancel(ctx context.Context, p *driver.RunCancelParams) (*driver.Run, error) {
-	if err := validateRunID(p.ID); err != nil {
-		return nil, err
-	}
-	if err := runs.ValidateReason(p.Reason); err != nil {
-		return nil, err
-	}
+func (d *store) RunCancel(ctx context.Context, p *driver.RunCancelParams) (*driver.Run, error) {
 	return d.updateRun(ctx, runUpdate{op: "cancel", id: p.ID,
 		stmt: func(s *runStmts) *sql.Stmt { return s.cancel },
 		args: func(now time.Time) []any { return []any{now.UnixMicro(), p.Reason, p.ID} },

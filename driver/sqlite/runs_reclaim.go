@@ -10,12 +10,6 @@ import (
 	"github.com/leasehold/leasehold/journal"
 )
 
-// Reclaim batch bounds.
-const (
-	defaultReclaimLimit = 100
-	maxReclaimLimit     = 10000
-)
-
 // rfc3339NanoSQL formats expires_at (Unix microseconds, UTC) exactly as Go's
 // time.RFC3339Nano does: seconds, then the fraction with its trailing
 // zeros trimmed and no dot when it is zero, then Z. (Valid for years
@@ -47,14 +41,8 @@ RETURNING ` + runColumns
 // the take cannot be separated by another writer, so reclaimers on several
 // processes sharing the file never reclaim one lease twice: the second
 // finds it no longer running.
-func (d *Driver) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = defaultReclaimLimit
-	}
-	if limit > maxReclaimLimit {
-		return nil, &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is over the limit of %d", p.Limit, maxReclaimLimit)}
-	}
+func (d *store) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	st, err := d.runPrepared(ctx)
 	if err != nil {
 		return nil, err

@@ -27,10 +27,7 @@ RETURNING runs.id`
 // IMMEDIATE transaction — one commit — of one runRenewChunkSQL per
 // renewChunk leases, all against one store instant read under the writer
 // lock, so no reclaim can come between the check and the write.
-func (d *Driver) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
-	if err := driver.ValidateRunRenewMany(p); err != nil {
-		return nil, err
-	}
+func (d *store) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
 	n := len(p.Runs)
 	if n == 0 {
 		return &driver.RunRenewManyResult{}, nil

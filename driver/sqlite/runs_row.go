@@ -7,11 +7,10 @@ import (
 	"fmt"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/runs"
 )
 
-var _ driver.RunStore = (*Driver)(nil)
+var _ driver.RunStore = (*store)(nil)
 
 // runColumns is the column list every run statement selects or returns, in
 // scanRun's order.
@@ -50,23 +49,12 @@ func scanRun(r rowScanner) (*driver.Run, error) {
 // scanRuns reads every row of rows and closes it.
 func scanRuns(rows *sql.Rows) ([]*driver.Run, error) {
 	defer rows.Close()
-	var out []*driver.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return driver.CollectRows(rows, func() (*driver.Run, error) { return scanRun(rows) })
 }
 
 // RunGet implements driver.RunStore, on the read pool: a committed write is
 // visible to it (WAL snapshots start at the latest commit).
-func (d *Driver) RunGet(ctx context.Context, p *driver.RunGetParams) (*driver.Run, error) {
-	if err := validateRunID(p.ID); err != nil {
-		return nil, err
-	}
+func (d *store) RunGet(ctx context.Context, p *driver.RunGetParams) (*driver.Run, error) {
 	r, err := scanRun(d.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, p.ID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d: %w", p.ID, driver.ErrNotFound)
@@ -85,13 +73,4 @@ func runInTx(ctx context.Context, stmt *sql.Stmt, id int64) (*driver.Run, error)
 		return nil, nil
 	}
 	return r, err
-}
-
-// validateRunID checks the id of an operator's write or a read, which name
-// a run but carry no fence.
-func validateRunID(id int64) error {
-	if id <= 0 {
-		return &journal.InputError{Field: "id", Problem: fmt.Sprintf("%d is not a run id", id)}
-	}
-	return nil
 }

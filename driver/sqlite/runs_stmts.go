@@ -25,7 +25,7 @@ type runStmtCache struct {
 // the one writer connection, which an open transaction holds, so a
 // transaction waiting here for mu while the preparer waits for the
 // connection would deadlock. A failed preparation is not cached.
-func (d *Driver) runPrepared(ctx context.Context) (*runStmts, error) {
+func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 	d.runStmts.mu.Lock()
 	defer d.runStmts.mu.Unlock()
 	if d.runStmts.s != nil {

@@ -29,7 +29,7 @@ type runUpdate struct {
 // conditional UPDATE and, only if it matched no row, a read of the run in
 // the same transaction, so the refusal describes the row exactly as the
 // UPDATE saw it. A refused write commits nothing.
-func (d *Driver) updateRun(ctx context.Context, u runUpdate) (*driver.Run, error) {
+func (d *store) updateRun(ctx context.Context, u runUpdate) (*driver.Run, error) {
 	st, err := d.runPrepared(ctx)
 	if err != nil {
 		return nil, err

@@ -8,43 +8,21 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 )
 
-// RunTx implements driver.EffectStore: the transactional effect. One BEGIN
-// IMMEDIATE transaction on the single writer holds SQLite's write lock from
-// the fence check to the commit, so no claim, reclaim or cancel (nor any
-// other process's write) can commit in between — SQLite's equivalent of
-// Postgres's SELECT … FOR SHARE. In it:
-//
-//  1. the fence check (ErrNotFound, or a *driver.RunFencedError);
-//  2. the effect: committed → the transaction commits empty and Done is
-//     reported without calling fn; an uncommitted intent → ErrConflict (the
-//     key was used with RunEffectBegin, whose intent must be resolved, not
-//     overtaken by a transaction);
-//  3. fn(tx), tx a *sql.Tx: the caller's statements run in this
-//     transaction on the writer connection (so they do not wait for it).
-//     fn must use tx only — another connection to the same file would wait
-//     on the lock this transaction holds — and must not commit or roll back
-//     tx. An error from fn rolls everything back and is returned wrapped;
-//  4. the effect inserted committed under the fence, its WHERE checking the
-//     fence again (whatever fn did to the run in between), and COMMIT.
-//
-// Exactly once: fn's writes and the effect commit together or not at all.
-func (d *Driver) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
-	if err := validateEffect(p.RunID, p.Fence, p.Key); err != nil {
-		return nil, err
-	}
-	result, err := normalizeResult(p.Result)
-	if err != nil {
-		return nil, err
-	}
-	if fn == nil {
-		return nil, &journal.InputError{Field: "fn", Problem: "a transactional effect needs a function"}
-	}
+// RunTx implements driver.EffectStore. One BEGIN IMMEDIATE transaction on
+// the single writer holds SQLite's write lock from the fence check to the
+// commit, so no claim, reclaim or cancel (nor any other process's write)
+// can commit in between: SQLite's equivalent of Postgres's SELECT … FOR
+// SHARE. fn's statements run on the writer connection inside it (another
+// connection to the file would wait on the lock this transaction holds).
+// The effect is inserted after fn, its WHERE checking the fence again
+// (whatever fn did to the run meanwhile), then COMMIT.
+func (d *store) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
+	result := p.Result // compact or nil: normalized by driver.Validating
 	const op = "tx"
 	var out driver.RunTxResult
-	err = d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
+	err := d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
 		if err := requireHeld(ctx, tx, st, op, p.RunID, p.Fence, now); err != nil {
 			return err
 		}

@@ -30,8 +30,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Driver is the SQLite driver.
-type Driver struct {
+// store is the SQLite driver's SQL and error mapping. It assumes valid,
+// normalized input: it is reached only through Driver (driver.Validating).
+type store struct {
 	w, r  *sql.DB
 	clock clock.Clock
 	log   *slog.Logger
@@ -42,11 +43,20 @@ type Driver struct {
 	effectStmts effectStmtCache
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var _ driver.Driver = (*store)(nil)
 
 // Open opens (creating if needed) the database file. It does not migrate;
-// call Migrate.
+// call Migrate. The driver it returns validates every call's input before
+// any SQL (driver.Validating).
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
+	s, err := open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newDriver(s), nil
+}
+
+func open(ctx context.Context, cfg Config) (*store, error) {
 	if cfg.Path == "" {
 		return nil, fmt.Errorf("sqlite: Config.Path is required")
 	}
@@ -94,14 +104,14 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 	}
 	r.SetMaxOpenConns(cfg.ReadConns)
 	r.SetMaxIdleConns(cfg.ReadConns)
-	return &Driver{w: w, r: r, clock: cfg.Clock, log: cfg.Logger}, nil
+	return &store{w: w, r: r, clock: cfg.Clock, log: cfg.Logger}, nil
 }
 
 // Name implements driver.Driver.
-func (d *Driver) Name() string { return "sqlite" }
+func (d *store) Name() string { return "sqlite" }
 
 // Close implements driver.Driver.
-func (d *Driver) Close() error {
+func (d *store) Close() error {
 	d.stmts.mu.Lock()
 	if d.stmts.s != nil {
 		d.stmts.s.close()
@@ -124,11 +134,11 @@ func (d *Driver) Close() error {
 }
 
 // StoreNow implements driver.Driver: the owner's clock.
-func (d *Driver) StoreNow(context.Context) (time.Time, error) { return d.clock.Now(), nil }
+func (d *store) StoreNow(context.Context) (time.Time, error) { return d.clock.Now(), nil }
 
 // Settings implements driver.Driver, reading the pragmas of the writer
 // connection (pragmas are per connection).
-func (d *Driver) Settings(ctx context.Context) (driver.Settings, error) {
+func (d *store) Settings(ctx context.Context) (driver.Settings, error) {
 	s := driver.Settings{Driver: d.Name(), Values: map[string]string{}}
 	var mode string
 	var sync int

@@ -8,12 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/drivertest"
 	"github.com/leasehold/leasehold/driver/sqlite"
 )
 
 // harness opens a fresh, migrated SQLite file with a fake store clock.
-func harness(t *testing.T) *drivertest.Harness {
+func harness(t *testing.T) *drivertest.Harness { return open(t) }
+
+func open(t testing.TB) *drivertest.Harness {
 	t.Helper()
 	ctx := context.Background()
 	fake := clock.NewFake(drivertest.StartTime)
@@ -27,6 +30,9 @@ func harness(t *testing.T) *drivertest.Harness {
 		return sqlite.ExecForTest(ctx, d, q)
 	}, Query: func(ctx context.Context, q string, dest ...any) error {
 		return sqlite.QueryForTest(ctx, d, q, dest...)
+	}, OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
+		path := filepath.Join(t.TempDir(), "empty.db")
+		return func(ctx context.Context) (driver.Driver, error) { return sqlite.Open(ctx, sqlite.Config{Path: path}) }
 	}}
 }
 

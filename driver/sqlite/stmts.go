@@ -22,7 +22,7 @@ type stmtCache struct {
 // prepared returns the writer's prepared statements, preparing them on first
 // use (after Migrate has created the tables). A failed preparation is not
 // cached, so a later call after migrating succeeds.
-func (d *Driver) prepared(ctx context.Context) (*stmts, error) {
+func (d *store) prepared(ctx context.Context) (*stmts, error) {
 	d.stmts.mu.Lock()
 	defer d.stmts.mu.Unlock()
 	if d.stmts.s != nil {

@@ -6,12 +6,12 @@ import "context"
 // conformance suite's cases that must reach under the driver; applications
 // have no use for it.
 func ExecForTest(ctx context.Context, d *Driver, query string) error {
-	_, err := d.w.ExecContext(ctx, query)
+	_, err := d.s.w.ExecContext(ctx, query)
 	return err
 }
 
 // QueryForTest runs a one-row query on the read pool and scans it, for the
 // conformance suite.
 func QueryForTest(ctx context.Context, d *Driver, query string, dest ...any) error {
-	return d.r.QueryRowContext(ctx, query).Scan(dest...)
+	return d.s.r.QueryRowContext(ctx, query).Scan(dest...)
 }

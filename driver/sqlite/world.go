@@ -53,34 +53,27 @@ func getWorld(ctx context.Context, q queryer, id string) (*driver.World, error) 
 }
 
 // WorldGet implements driver.Driver.
-func (d *Driver) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver.World, error) {
+func (d *store) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver.World, error) {
 	return getWorld(ctx, d.r, p.World)
 }
 
 // WorldList implements driver.Driver.
-func (d *Driver) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
+	limit := p.Limit // > 0: defaulted by driver.Validating
 	rows, err := d.r.QueryContext(ctx, `SELECT `+worldColumns+` FROM worlds WHERE id > ? ORDER BY id LIMIT ?`, p.After, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
 	}
 	defer rows.Close()
-	var out []*driver.World
-	for rows.Next() {
-		w, err := scanWorld(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
-		}
-		out = append(out, w)
+	out, err := driver.CollectRows(rows, func() (*driver.World, error) { return scanWorld(rows) })
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // WorldCreate implements driver.Driver.
-func (d *Driver) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
+func (d *store) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
 	plan, err := journal.PlanCreate(p.World, p.Home, p.Term, d.clock.Now())
 	if err != nil {
 		return nil, err
@@ -90,7 +83,7 @@ func (d *Driver) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (
 
 // insertWorld writes a new world's head row and its whole journal in one
 // transaction; the primary key makes a second create an ErrConflict.
-func (d *Driver) insertWorld(ctx context.Context, home string, defTerm time.Duration, s journal.State,
+func (d *store) insertWorld(ctx context.Context, home string, defTerm time.Duration, s journal.State,
 	entries []journal.Entry, rejections []rejection) (*driver.World, error) {
 	st, err := d.prepared(ctx)
 	if err != nil {
@@ -132,7 +125,7 @@ type rejection struct {
 }
 
 // JournalImport implements driver.Driver.
-func (d *Driver) JournalImport(ctx context.Context, p *driver.JournalImportParams) (*driver.World, error) {
+func (d *store) JournalImport(ctx context.Context, p *driver.JournalImportParams) (*driver.World, error) {
 	imp, err := driver.PrepareImport(p)
 	if err != nil {
 		return nil, err
@@ -148,7 +141,7 @@ func (d *Driver) JournalImport(ctx context.Context, p *driver.JournalImportParam
 }
 
 // LeaseChange implements driver.Driver.
-func (d *Driver) LeaseChange(ctx context.Context, p *driver.LeaseChangeParams) (*driver.World, error) {
+func (d *store) LeaseChange(ctx context.Context, p *driver.LeaseChangeParams) (*driver.World, error) {
 	return d.change(ctx, p.World, p.Op, func(w *driver.World, now time.Time, _ func(string) bool) (journal.Plan, error) {
 		return p.Plan(w, now)
 	})

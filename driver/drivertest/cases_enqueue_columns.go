@@ -1,4 +1,4 @@
-package sqlite_test
+package drivertest
 
 import (
 	"fmt"
@@ -83,17 +83,28 @@ func checkEnqueueOrder(t *testing.T, get func(id int64) *driver.Run, batch []run
 	}
 }
 
-func TestRunEnqueueBatchOrder(t *testing.T) {
-	t.Parallel()
-	b := setupRuns(t)
-	taken := b.enqueue(t, runs.Enqueue{Queue: "q0", UniqueKey: "taken"})
-	batch := enqueueOrderBatch(0)
-	out, err := b.d.RunEnqueue(b.ctx, &driver.RunEnqueueParams{Runs: batch})
+// caseRunEnqueueBatchKeepsEveryColumn: one batch of enqueueOrderBatch,
+// whose last stretch of 2100 runs without a key crosses every driver's
+// chunk size, on the store's (fake) clock.
+func caseRunEnqueueBatchKeepsEveryColumn(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	EnqueueInInputOrder(t, e.d)
+}
+
+// EnqueueInInputOrder enqueues enqueueOrderBatch(2100) on d after taking the
+// key "taken", and checks checkEnqueueOrder. A driver's own tests call it
+// on a store clock the Factory does not give (Postgres's real one).
+func EnqueueInInputOrder(t *testing.T, d driver.Driver) {
+	ctx := t.Context()
+	pre, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q0", UniqueKey: "taken"}}})
+	require.NoError(t, err)
+	batch := enqueueOrderBatch(2100)
+	out, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch})
 	require.NoError(t, err)
 	checkEnqueueOrder(t, func(id int64) *driver.Run {
-		r, err := b.d.RunGet(b.ctx, &driver.RunGetParams{ID: id})
+		r, err := d.RunGet(ctx, &driver.RunGetParams{ID: id})
 		require.NoError(t, err)
 		return r
-	}, batch, out, taken)
+	}, batch, out, pre[0].Run)
 	require.Equal(t, `{"i": 0}`, string(batch[0].Payload), "the caller's batch is not changed")
 }

@@ -1,4 +1,4 @@
-package sqlite
+package driver
 
 import (
 	"bytes"
@@ -12,15 +12,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
 
 // decodeEvents reads a batch from fuzz bytes: per event a run id, a fence
 // and a seq byte (signed), then a length-prefixed kind and payload.
-func decodeEvents(data []byte) []driver.RunEventInsert {
-	var evs []driver.RunEventInsert
+func decodeEvents(data []byte) []RunEventInsert {
+	var evs []RunEventInsert
 	field := func() []byte {
 		if len(data) == 0 {
 			return nil
@@ -31,7 +30,7 @@ func decodeEvents(data []byte) []driver.RunEventInsert {
 		return v
 	}
 	for len(data) >= 3 {
-		ev := driver.RunEventInsert{RunID: int64(int8(data[0])), Fence: int64(int8(data[1])), Seq: int64(int8(data[2]))}
+		ev := RunEventInsert{RunID: int64(int8(data[0])), Fence: int64(int8(data[1])), Seq: int64(int8(data[2]))}
 		data = data[3:]
 		ev.Kind = string(field())
 		if p := field(); len(p) > 0 {
@@ -55,7 +54,8 @@ func wantPayload(t *testing.T, p []byte) []byte {
 // FuzzValidateEvents: a batch of run events is accepted exactly when every
 // event has a positive run id, fence and seq, an identifier kind and a
 // valid JSON payload (none counts as null); its payloads come back compact,
-// the caller's batch untouched. A refusal is an *InputError
+// the caller's batch untouched. One rule for every store (SPEC §5): it runs
+// in Validating, above the drivers. A refusal is an *InputError
 // (lease.ErrInvalid) naming the first bad event's index.
 func FuzzValidateEvents(f *testing.F) {
 	f.Add([]byte("\x01\x01\x01\x04step\x07{\"a\":1}\x01\x01\x02\x04done\x00"))
@@ -67,7 +67,7 @@ func FuzzValidateEvents(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		evs := decodeEvents(data)
 		before := slices.Clone(evs)
-		payloads, err := validateEvents(evs)
+		n, err := (&RunEventAppendParams{Events: evs}).normalized()
 		require.Equal(t, before, evs)
 
 		bad := -1
@@ -86,9 +86,10 @@ func FuzzValidateEvents(f *testing.F) {
 			return
 		}
 		require.NoError(t, err)
-		require.Len(t, payloads, len(evs))
+		require.Len(t, n.Events, len(evs))
 		for i, ev := range evs {
-			require.Equal(t, wantPayload(t, ev.Payload), payloads[i])
+			ev.Payload = wantPayload(t, ev.Payload)
+			require.Equal(t, ev, n.Events[i])
 		}
 	})
 }

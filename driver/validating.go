@@ -1,0 +1,210 @@
+package driver
+
+import (
+	"context"
+
+	"github.com/leasehold/leasehold/journal"
+)
+
+// Validating returns d behind the input rules of its params (validate*.go):
+// every call is checked, and its JSON normalized to compact form, before d
+// sees it, so a refused input reaches no store and both stores refuse it
+// with the same *journal.InputError (ErrInvalid). The caller's params are
+// never changed: a normalized call goes down as a copy.
+//
+// sqlite.Open and postgres.Open return their driver already behind it (see
+// doc.go), so a driver implementation may assume valid, normalized input
+// and hold only SQL and error mapping. Wrapping twice is harmless: an
+// already validating driver is returned as it is.
+//
+// Optional interfaces (EventNotifier, PoolReporter) of d are not forwarded;
+// a driver package that has them defines them on its own exported type.
+func Validating(d Driver) Driver {
+	if v, ok := d.(validating); ok {
+		return v
+	}
+	return validating{d}
+}
+
+// checked validates p and, if it is valid, makes the call.
+func checked[P interface{ Validate() error }, R any](ctx context.Context, p P, call func(context.Context, P) (R, error)) (R, error) {
+	if err := p.Validate(); err != nil {
+		var none R
+		return none, err
+	}
+	return call(ctx, p)
+}
+
+// normalizedCall validates p and makes the call with its normalized copy.
+func normalizedCall[P interface{ normalized() (P, error) }, R any](ctx context.Context, p P, call func(context.Context, P) (R, error)) (R, error) {
+	n, err := p.normalized()
+	if err != nil {
+		var none R
+		return none, err
+	}
+	return call(ctx, n)
+}
+
+// validating applies the rules; the methods it does not define (Name,
+// Settings, Migrate, StoreNow, Close) take no input and pass through.
+type validating struct{ Driver }
+
+func (v validating) WorldCreate(ctx context.Context, p *WorldCreateParams) (*World, error) {
+	return checked(ctx, p, v.Driver.WorldCreate)
+}
+
+func (v validating) WorldGet(ctx context.Context, p *WorldGetParams) (*World, error) {
+	return checked(ctx, p, v.Driver.WorldGet)
+}
+
+func (v validating) WorldList(ctx context.Context, p *WorldListParams) ([]*World, error) {
+	return normalizedCall(ctx, p, v.Driver.WorldList)
+}
+
+func (v validating) LeaseChange(ctx context.Context, p *LeaseChangeParams) (*World, error) {
+	return checked(ctx, p, v.Driver.LeaseChange)
+}
+
+func (v validating) LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([]ExpiredWorld, error) {
+	return normalizedCall(ctx, p, v.Driver.LeaseScanExpired)
+}
+
+// JournalAppend refuses a bad request in its own outcome, never its
+// neighbours: only the valid requests go down, and their outcomes are put
+// back at their indexes.
+func (v validating) JournalAppend(ctx context.Context, p *JournalAppendParams) ([]journal.AppendOutcome, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	valid, idx, out := p.normalized()
+	if len(valid.Requests) == 0 {
+		return out, nil
+	}
+	got, err := v.Driver.JournalAppend(ctx, valid)
+	if err != nil {
+		return nil, err
+	}
+	for k, o := range got {
+		out[idx[k]] = o
+	}
+	return out, nil
+}
+
+func (v validating) JournalRead(ctx context.Context, p *JournalReadParams) ([]journal.Entry, error) {
+	return normalizedCall(ctx, p, v.Driver.JournalRead)
+}
+
+func (v validating) JournalImport(ctx context.Context, p *JournalImportParams) (*World, error) {
+	return checked(ctx, p, v.Driver.JournalImport)
+}
+
+// RunEnqueue answers an empty batch itself, the same on every store.
+func (v validating) RunEnqueue(ctx context.Context, p *RunEnqueueParams) ([]RunEnqueued, error) {
+	n, err := p.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if len(n.Runs) == 0 {
+		return []RunEnqueued{}, nil
+	}
+	return v.Driver.RunEnqueue(ctx, n)
+}
+
+func (v validating) RunGet(ctx context.Context, p *RunGetParams) (*Run, error) {
+	return checked(ctx, p, v.Driver.RunGet)
+}
+
+func (v validating) RunClaim(ctx context.Context, p *RunClaimParams) ([]*Run, error) {
+	return checked(ctx, p, v.Driver.RunClaim)
+}
+
+func (v validating) RunRenew(ctx context.Context, p *RunRenewParams) (*Run, error) {
+	return checked(ctx, p, v.Driver.RunRenew)
+}
+
+func (v validating) RunRenewMany(ctx context.Context, p *RunRenewManyParams) (*RunRenewManyResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if len(p.Runs) == 0 {
+		return &RunRenewManyResult{}, nil
+	}
+	return v.Driver.RunRenewMany(ctx, p)
+}
+
+func (v validating) RunComplete(ctx context.Context, p *RunCompleteParams) (*Run, error) {
+	return normalizedCall(ctx, p, v.Driver.RunComplete)
+}
+
+func (v validating) RunCompleteMany(ctx context.Context, p *RunCompleteManyParams) (*RunCompleteManyResult, error) {
+	n, err := p.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if len(n.Runs) == 0 {
+		return &RunCompleteManyResult{}, nil
+	}
+	return v.Driver.RunCompleteMany(ctx, n)
+}
+
+func (v validating) RunFail(ctx context.Context, p *RunFailParams) (*Run, error) {
+	return checked(ctx, p, v.Driver.RunFail)
+}
+
+func (v validating) RunBlock(ctx context.Context, p *RunBlockParams) (*Run, error) {
+	return checked(ctx, p, v.Driver.RunBlock)
+}
+
+func (v validating) RunUnblock(ctx context.Context, p *RunUnblockParams) (*Run, error) {
+	return checked(ctx, p, v.Driver.RunUnblock)
+}
+
+func (v validating) RunCancel(ctx context.Context, p *RunCancelParams) (*Run, error) {
+	return checked(ctx, p, v.Driver.RunCancel)
+}
+
+func (v validating) RunReclaim(ctx context.Context, p *RunReclaimParams) (*RunReclaimResult, error) {
+	return normalizedCall(ctx, p, v.Driver.RunReclaim)
+}
+
+func (v validating) RunEffectBegin(ctx context.Context, p *RunEffectParams) (*Effect, error) {
+	return checked(ctx, p, v.Driver.RunEffectBegin)
+}
+
+func (v validating) RunEffectCommit(ctx context.Context, p *RunEffectCommitParams) (*Effect, error) {
+	return normalizedCall(ctx, p, v.Driver.RunEffectCommit)
+}
+
+func (v validating) RunEffectResolve(ctx context.Context, p *RunEffectResolveParams) (*Effect, error) {
+	return normalizedCall(ctx, p, v.Driver.RunEffectResolve)
+}
+
+func (v validating) RunEffectList(ctx context.Context, p *RunEffectListParams) ([]*Effect, error) {
+	return checked(ctx, p, v.Driver.RunEffectList)
+}
+
+func (v validating) RunTx(ctx context.Context, p *RunTxParams, fn func(tx any) error) (*RunTxResult, error) {
+	n, err := p.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, &journal.InputError{Field: "fn", Problem: "a transactional effect needs a function"}
+	}
+	return v.Driver.RunTx(ctx, n, fn)
+}
+
+func (v validating) RunEventAppend(ctx context.Context, p *RunEventAppendParams) (*RunEventAppendResult, error) {
+	n, err := p.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if len(n.Events) == 0 {
+		return &RunEventAppendResult{}, nil
+	}
+	return v.Driver.RunEventAppend(ctx, n)
+}
+
+func (v validating) RunEventList(ctx context.Context, p *RunEventListParams) ([]*RunEvent, error) {
+	return normalizedCall(ctx, p, v.Driver.RunEventList)
+}
