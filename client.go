@@ -2,6 +2,7 @@ package leasehold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/scheduler"
 	"github.com/leasehold/leasehold/world"
@@ -68,12 +70,37 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 
 // Close stops the sweeper and the reclaimer, flushes buffered events, waits
 // for in-flight appends and closes the store. Stop workers first.
+//
+// Close returns within Config.CloseTimeout (default 5s) plus the store's
+// own close, even while the store is unreachable: the last event flush and
+// the queued appends are retried until then, and what is still unwritten
+// is failed back to its callers with an error matching ErrClosed (an
+// event's run sees it from Step), never dropped behind an acknowledgement.
+// Every event a Step acknowledged is durable. When the deadline cut the
+// shutdown short, Close returns an error wrapping context.DeadlineExceeded.
 func (c *Client) Close() error {
-	c.sweeper.Stop()
-	c.reclaimer.Stop()
-	c.events.Stop()
-	c.appender.Wait()
-	return c.d.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.CloseTimeout)
+	defer cancel()
+	return c.shutdown(ctx)
+}
+
+// shutdown stops every service of the client through its one lifecycle,
+// all within ctx, then closes the store.
+func (c *Client) shutdown(ctx context.Context) error {
+	var errs []error
+	for _, s := range c.services() {
+		if err := s.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, c.d.Close())
+	return errors.Join(errs...)
+}
+
+// services lists the client's background services in stop order: the
+// loops that write first, then the batchers that take writes.
+func (c *Client) services() []startstop.Service {
+	return []startstop.Service{c.sweeper, c.reclaimer, c.events, c.appender}
 }
 
 // Driver returns the underlying driver. Its interface is not a stable API.
@@ -148,8 +175,9 @@ func (c *Client) Handoff(ctx context.Context, id, from, to string, epoch int64) 
 // next epoch; it returns how many worlds it swept.
 func (c *Client) SweepExpired(ctx context.Context) (int, error) { return c.sweeper.SweepOnce(ctx) }
 
-// StartSweeper runs the expiry sweep every P until Close.
-func (c *Client) StartSweeper(ctx context.Context) { c.sweeper.Start(ctx) }
+// StartSweeper runs the expiry sweep every P until Close. It is idempotent
+// and fails with ErrClosed after Close.
+func (c *Client) StartSweeper(ctx context.Context) error { return c.sweeper.Start(ctx) }
 
 // AppendParams is one data entry to append.
 type AppendParams struct {

@@ -21,6 +21,7 @@ var (
 	ErrInvalidTiming = lease.ErrInvalidTiming
 	ErrLeaseRunway   = lease.ErrLeaseRunway
 	ErrLeaseLost     = lease.ErrLeaseLost
+	ErrClosed        = lease.ErrClosed
 )
 
 // Typed errors that unwrap to the sentinels above.

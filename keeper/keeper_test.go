@@ -328,8 +328,8 @@ func TestSelfStopTimerRunsWithoutRenewals(t *testing.T) {
 	t.Parallel()
 	b := setup(t, keeper.ModeWriteBehind)
 	_, ctx := b.hold(t, 1, 1)
-	b.k.Start(context.Background())
-	defer b.k.Stop()
+	require.NoError(t, b.k.Start(context.Background()))
+	defer b.k.Stop(context.Background())
 	// Nothing renews; only the keeper's own timers run.
 	for range 45 {
 		b.clock.BlockUntil(2) // drain timer + watch ticker armed
@@ -350,8 +350,8 @@ func TestDrainLoopFlushesEveryTDrainAndBacksOff(t *testing.T) {
 	t.Parallel()
 	b := setup(t, keeper.ModeWriteBehind)
 	e, ctx := b.hold(t, 1, 1)
-	b.k.Start(context.Background())
-	defer b.k.Stop()
+	require.NoError(t, b.k.Start(context.Background()))
+	defer b.k.Stop(context.Background())
 	for range 6 { // 30s of healthy upkeep
 		e.Renew()
 		b.clock.BlockUntil(2)

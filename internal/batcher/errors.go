@@ -1,14 +1,15 @@
 package batcher
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
 // ErrStopped is the outcome of an item the batcher could not flush before
 // it stopped, and the answer to an Add after Stop. Every such error wraps
-// it; see StoppedError.
-var ErrStopped = errors.New("batcher: stopped before the item was flushed")
+// it; see StoppedError. It wraps lease.ErrClosed, the sentinel users match.
+var ErrStopped = fmt.Errorf("batcher: stopped before the item was flushed: %w", lease.ErrClosed)
 
 // StoppedError is the final outcome of an item still pending when Stop's
 // deadline passed: its store write was never confirmed (it may or may not

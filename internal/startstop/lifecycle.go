@@ -2,15 +2,17 @@ package startstop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/pprof"
 	"sync"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
 // ErrStopped is returned by Start after Stop: a stopped service is never
-// restarted; make a new one.
-var ErrStopped = errors.New("startstop: service already stopped")
+// restarted; make a new one. It wraps lease.ErrClosed, the sentinel users
+// match.
+var ErrStopped = fmt.Errorf("startstop: service already stopped: %w", lease.ErrClosed)
 
 // Service is the lifecycle every long-running component exposes.
 type Service interface {
