@@ -71,8 +71,8 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 // Close stops the sweeper and the reclaimer, flushes buffered events, waits
 // for in-flight appends and closes the store. Stop workers first.
 //
-// Close returns within Config.CloseTimeout (default 5s) plus the store's
-// own close, even while the store is unreachable: the last event flush and
+// Close returns within Config.CloseTimeout (default 5s) plus at most 1s
+// for the store's own close, even while the store is unreachable: the last event flush and
 // the queued appends are retried until then, and what is still unwritten
 // is failed back to its callers with an error matching ErrClosed (an
 // event's run sees it from Step), never dropped behind an acknowledgement.
@@ -93,8 +93,29 @@ func (c *Client) shutdown(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, c.d.Close())
+	errs = append(errs, c.closeDriver())
 	return errors.Join(errs...)
+}
+
+// driverCloseGrace bounds the wait for the driver's Close. pgx closes a
+// connection whose query was cancelled asynchronously and its pool's Close
+// waits up to 15s for that cleanup, which on a dead network never comes
+// sooner; past the grace the pool finishes closing in the background.
+const driverCloseGrace = time.Second
+
+// closeDriver closes the store, waiting at most driverCloseGrace.
+func (c *Client) closeDriver() error {
+	done := make(chan error, 1)
+	go func() { done <- c.d.Close() }()
+	t := time.NewTimer(driverCloseGrace) // real time: Close's bound is on the wall, whatever Config.Clock is
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		c.cfg.Logger.Warn("store still closing its connections; finishing in the background", "after", driverCloseGrace)
+		return nil
+	}
 }
 
 // services lists the client's background services in stop order: the

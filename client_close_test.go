@@ -1,0 +1,168 @@
+package leasehold_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/faultproxy"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// closeSlack is what Close may take beyond Config.CloseTimeout: its 1s
+// grace for the driver's own close, and scheduling on a loaded machine.
+const closeSlack = 2 * time.Second
+
+// closeTiming is a run timing scaled down so the worker's stop during the
+// outage (handlers cancelled, final writes bounded by 2*T_drain) is quick.
+var closeTiming = lease.Timing{Lease: 6 * time.Second, Renew: 500 * time.Millisecond, Drain: 250 * time.Millisecond,
+	Stop: 3 * time.Second, Skew: time.Second, Poll: 200 * time.Millisecond}
+
+// TestCloseDuringStoreOutage: Client.Close while the store does not answer
+// returns within Config.CloseTimeout (default 5s) plus closeSlack, and
+// loses no acknowledged event — every Emit a Step acknowledged before the
+// outage is in the store afterwards. An event emitted during the outage is
+// never acknowledged: its Step is failed back with ErrClosed when Close
+// gives up on it.
+func TestCloseDuringStoreOutage(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []struct {
+		name  string
+		apply func(p *faultproxy.Proxy)
+	}{
+		{"blackhole", func(p *faultproxy.Proxy) { p.SetBlackhole(true) }},
+		{"connections reset, new ones blackholed", func(p *faultproxy.Proxy) { p.SetBlackhole(true); p.ResetAll() }},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			t.Parallel()
+			testCloseDuringOutage(t, fault.apply)
+		})
+	}
+}
+
+func testCloseDuringOutage(t *testing.T, outage func(p *faultproxy.Proxy)) {
+	dsn, schema := testdb.Schema(t)
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	if strings.HasPrefix(u.Host, "/") || u.Host == "" {
+		t.Skip("Postgres is not on TCP; the fault proxy is TCP only")
+	}
+	target := u.Host
+	if u.Port() == "" {
+		target = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	p, err := faultproxy.New(target)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	q := u.Query()
+	q.Set("search_path", schema)
+	direct := *u
+	direct.RawQuery = q.Encode()
+	proxied := direct
+	proxied.Host = p.Addr()
+
+	ctx := t.Context()
+	quiet := slog.New(slog.DiscardHandler)
+	c, err := leasehold.Open(ctx, leasehold.Config{DatabaseURL: proxied.String(), Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, c.StartReclaimer(ctx))
+	require.NoError(t, c.StartSweeper(ctx))
+
+	const runs, stepsBefore, perStep = 4, 10, 3
+	var batch []leasehold.Enqueue
+	for range runs {
+		batch = append(batch, leasehold.Enqueue{Queue: "q"})
+	}
+	_, err = c.Enqueue(ctx, batch...)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	acked := map[int64]int64{} // run -> events its Steps acknowledged (seq 1..n under fence 1)
+	ready := make(chan struct{}, runs)
+	cut := make(chan struct{}) // closed once the outage is on
+	late := make(chan error, runs)
+	w, err := c.NewWorker(leasehold.WorkerConfig{Queues: map[string]int{"q": runs}, Timing: closeTiming,
+		ClockCheck: -1, Logger: quiet})
+	require.NoError(t, err)
+	w.Handle("q", func(ctx context.Context, r *leasehold.RunHandle) error {
+		for s := range stepsBefore {
+			for e := range perStep {
+				if err := r.Emit(ctx, "before", fmt.Appendf(nil, `{"step":%d,"e":%d}`, s, e)); err != nil {
+					return err
+				}
+			}
+			if err := r.Step(ctx); err != nil {
+				return err
+			}
+			mu.Lock()
+			acked[r.ID] += perStep
+			mu.Unlock()
+		}
+		ready <- struct{}{}
+		<-cut
+		// Emitted during the outage: queued, never acknowledged. Its Step
+		// waits without a deadline, so only Close can answer it.
+		if err := r.Emit(ctx, "during", nil); err != nil {
+			late <- err
+			return err
+		}
+		go func() { late <- r.Step(context.Background()) }()
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	require.NoError(t, w.Start(ctx))
+	for range runs {
+		<-ready
+	}
+	outage(p)
+	close(cut)
+
+	// Stop the worker first, as Close's doc asks; its handlers are cut
+	// off by Stop's deadline and their final writes are bounded too.
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	_ = w.Stop(sctx)
+	cancel()
+	<-w.Stopped()
+
+	start := time.Now()
+	err = c.Close()
+	took := time.Since(start)
+	t.Logf("Close during the outage took %v (bound %v + %v)", took, leasehold.DefaultCloseTimeout, closeSlack)
+	require.Less(t, took, leasehold.DefaultCloseTimeout+closeSlack)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the last flush could not finish: Close says so")
+	for range runs {
+		err := <-late
+		require.ErrorIs(t, err, leasehold.ErrClosed, "an unacknowledged event is failed back, typed")
+	}
+
+	// Reopen directly: every acknowledged event is there.
+	p.SetBlackhole(false)
+	c2, err := leasehold.Open(ctx, leasehold.Config{DatabaseURL: direct.String(), Logger: quiet})
+	require.NoError(t, err)
+	defer c2.Close()
+	require.Len(t, acked, runs)
+	for id, n := range acked {
+		evs, err := c2.Driver().RunEventList(ctx, &driver.RunEventListParams{RunID: id, Limit: 1000})
+		require.NoError(t, err)
+		have := map[int64]bool{}
+		for _, ev := range evs {
+			if ev.Fence == 1 {
+				have[ev.Seq] = true
+			}
+		}
+		for seq := int64(1); seq <= n; seq++ {
+			require.True(t, have[seq], "run %d: acknowledged event %d lost", id, seq)
+		}
+	}
+}
