@@ -68,6 +68,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+var _ startstop.Service = (*Keeper)(nil)
+
 // Keeper keeps the leases one process holds of one resource kind.
 type Keeper struct {
 	cfg   Config

@@ -11,6 +11,7 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/batcher"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -29,6 +30,8 @@ type EventCommitterConfig struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
 }
+
+var _ startstop.Service = (*EventCommitter)(nil)
 
 // EventCommitter is the group committer of run events (DurableBatched): it
 // shares one multi-row INSERT among the events of all runs of the process,

@@ -26,6 +26,8 @@ type ReclaimerConfig struct {
 	OnPass func(reclaimed int, err error)
 }
 
+var _ startstop.Service = (*Reclaimer)(nil)
+
 // Reclaimer returns runs whose lease expired on the store clock to
 // available (or failed when their attempts are exhausted), every P, in
 // bounded batches repeated until a batch comes back short — so thousands

@@ -69,6 +69,8 @@ type WorkerConfig struct {
 	Logger *slog.Logger
 }
 
+var _ startstop.Service = (*Worker)(nil)
+
 // Worker claims runs of its queues and works them with registered
 // handlers, renewing each lease while its handler runs and cancelling the
 // handler's context the moment the lease is lost.

@@ -22,6 +22,8 @@ type AppenderConfig struct {
 	Timeout time.Duration
 }
 
+var _ startstop.Service = (*Appender)(nil)
+
 // Appender group-commits appends: concurrent appends to one world share one
 // driver.JournalAppend call, so one transaction and one fsync. There is no
 // timer: while a batch is in flight the next callers queue, and the batch

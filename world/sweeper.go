@@ -11,6 +11,8 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
+var _ startstop.Service = (*Sweeper)(nil)
+
 // Sweeper runs the expiry sweep every P (lease.Timing.Poll): it repeats
 // bounded batches until no held lease is expired, so thousands expiring at
 // once are all swept within one period. Every replica may run one; the

@@ -10,6 +10,8 @@ import (
 	"github.com/leasehold/leasehold/internal/startstop"
 )
 
+var _ startstop.Service = (*Batcher[int])(nil)
+
 // Batcher gathers items and flushes them in batches; see the package doc.
 // It is safe for concurrent use.
 type Batcher[T any] struct {
