@@ -2,10 +2,12 @@ package leasehold_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -39,19 +41,57 @@ func TestCloseDuringStoreOutage(t *testing.T) {
 	t.Parallel()
 	for _, fault := range []struct {
 		name  string
-		apply func(p *faultproxy.Proxy)
+		store func(t *testing.T) outageStore
 	}{
-		{"blackhole", func(p *faultproxy.Proxy) { p.SetBlackhole(true) }},
-		{"connections reset, new ones blackholed", func(p *faultproxy.Proxy) { p.SetBlackhole(true); p.ResetAll() }},
+		{"postgres/blackhole", postgresOutage(func(p *faultproxy.Proxy) { p.SetBlackhole(true) })},
+		{"postgres/connections reset, new ones blackholed", postgresOutage(func(p *faultproxy.Proxy) { p.SetBlackhole(true); p.ResetAll() })},
+		{"sqlite/another process holds the write lock", sqliteOutage},
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			t.Parallel()
-			testCloseDuringOutage(t, fault.apply)
+			testCloseDuringOutage(t, fault.store(t))
 		})
 	}
 }
 
-func testCloseDuringOutage(t *testing.T, outage func(p *faultproxy.Proxy)) {
+// outageStore is a store whose outage a test can switch on and off.
+type outageStore struct {
+	cfg    leasehold.Config // how the client under test opens it
+	reopen leasehold.Config // how the check opens it after the outage
+	begin  func()           // starts the outage
+	end    func()           // ends it
+}
+
+func postgresOutage(fault func(p *faultproxy.Proxy)) func(t *testing.T) outageStore {
+	return func(t *testing.T) outageStore {
+		return postgresStore(t, fault)
+	}
+}
+
+// sqliteOutage: another connection takes SQLite's write lock and keeps it,
+// so every write of the client waits (busy_timeout) and fails.
+func sqliteOutage(t *testing.T) outageStore {
+	path := filepath.Join(t.TempDir(), "lh.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	var conn *sql.Conn
+	cfg := leasehold.Config{Path: path}
+	return outageStore{cfg: cfg, reopen: cfg,
+		begin: func() {
+			conn, err = db.Conn(context.Background())
+			require.NoError(t, err)
+			_, err = conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+			require.NoError(t, err)
+		},
+		end: func() {
+			_, err := conn.ExecContext(context.Background(), "ROLLBACK")
+			require.NoError(t, err)
+			require.NoError(t, conn.Close())
+		}}
+}
+
+func postgresStore(t *testing.T, fault func(p *faultproxy.Proxy)) outageStore {
 	dsn, schema := testdb.Schema(t)
 	u, err := url.Parse(dsn)
 	require.NoError(t, err)
@@ -71,10 +111,15 @@ func testCloseDuringOutage(t *testing.T, outage func(p *faultproxy.Proxy)) {
 	direct.RawQuery = q.Encode()
 	proxied := direct
 	proxied.Host = p.Addr()
+	return outageStore{cfg: leasehold.Config{DatabaseURL: proxied.String()}, reopen: leasehold.Config{DatabaseURL: direct.String()},
+		begin: func() { fault(p) }, end: func() { p.SetBlackhole(false) }}
+}
 
+func testCloseDuringOutage(t *testing.T, st outageStore) {
 	ctx := t.Context()
 	quiet := slog.New(slog.DiscardHandler)
-	c, err := leasehold.Open(ctx, leasehold.Config{DatabaseURL: proxied.String(), Logger: quiet})
+	st.cfg.Logger, st.reopen.Logger = quiet, quiet
+	c, err := leasehold.Open(ctx, st.cfg)
 	require.NoError(t, err)
 	require.NoError(t, c.StartReclaimer(ctx))
 	require.NoError(t, c.StartSweeper(ctx))
@@ -125,7 +170,7 @@ func testCloseDuringOutage(t *testing.T, outage func(p *faultproxy.Proxy)) {
 	for range runs {
 		<-ready
 	}
-	outage(p)
+	st.begin()
 	close(cut)
 
 	// Stop the worker first, as Close's doc asks; its handlers are cut
@@ -147,8 +192,8 @@ func testCloseDuringOutage(t *testing.T, outage func(p *faultproxy.Proxy)) {
 	}
 
 	// Reopen directly: every acknowledged event is there.
-	p.SetBlackhole(false)
-	c2, err := leasehold.Open(ctx, leasehold.Config{DatabaseURL: direct.String(), Logger: quiet})
+	st.end()
+	c2, err := leasehold.Open(ctx, st.reopen)
 	require.NoError(t, err)
 	defer c2.Close()
 	require.Len(t, acked, runs)

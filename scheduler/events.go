@@ -26,6 +26,10 @@ type EventCommitterConfig struct {
 	// Buffer bounds the events waiting for a batch; Emit blocks while it is
 	// full. Defaults to 4 × MaxBatch.
 	Buffer int
+	// FlushTimeout bounds one flush's store call, so a connection that
+	// went dead mid-statement is abandoned and the batch retried on
+	// another. Defaults to 10s.
+	FlushTimeout time.Duration
 	// Clock defaults to the real clock; Logger to slog.Default().
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -147,6 +151,9 @@ func NewEventCommitter(store driver.EffectStore, cfg EventCommitterConfig) *Even
 	if cfg.Buffer <= 0 {
 		cfg.Buffer = 4 * cfg.MaxBatch
 	}
+	if cfg.FlushTimeout <= 0 {
+		cfg.FlushTimeout = 10 * time.Second
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
@@ -155,7 +162,7 @@ func NewEventCommitter(store driver.EffectStore, cfg EventCommitterConfig) *Even
 	}
 	c := &EventCommitter{store: store, cfg: cfg}
 	b, err := batcher.New(batcher.Config[eventItem]{Name: "event committer",
-		MaxBatch: cfg.MaxBatch, MaxWait: cfg.Linger, Buffer: cfg.Buffer,
+		MaxBatch: cfg.MaxBatch, MaxWait: cfg.Linger, Buffer: cfg.Buffer, AttemptTimeout: cfg.FlushTimeout,
 		BackoffMin: time.Millisecond, BackoffMax: time.Second,
 		Flush: c.flush, Retryable: retryableEventError, Done: c.settle,
 		Clock: cfg.Clock, Logger: cfg.Logger})
