@@ -34,9 +34,13 @@ var closeTiming = lease.Timing{Lease: 6 * time.Second, Renew: 500 * time.Millise
 // TestCloseDuringStoreOutage: Client.Close while the store does not answer
 // returns within Config.CloseTimeout (default 5s) plus closeSlack, and
 // loses no acknowledged event — every Emit a Step acknowledged before the
-// outage is in the store afterwards. An event emitted during the outage is
-// never acknowledged: its Step is failed back with ErrClosed when Close
-// gives up on it.
+// outage is in the store afterwards, as is the append acknowledged before
+// it. An event emitted during the outage is never acknowledged: its Step is
+// failed back with ErrClosed when Close gives up on it; an append in flight
+// during the outage returns an error by Close's deadline, and one after
+// Close is refused with ErrClosed. Postgres goes out through the fault
+// proxy (a blackhole; resets with new connections blackholed); SQLite by
+// another process holding its write lock.
 func TestCloseDuringStoreOutage(t *testing.T) {
 	t.Parallel()
 	for _, fault := range []struct {
@@ -170,8 +174,20 @@ func testCloseDuringOutage(t *testing.T, st outageStore) {
 	for range runs {
 		<-ready
 	}
+	// A world appended to before the outage, and once during it.
+	world, err := c.CreateWorld(ctx, "w", "home")
+	require.NoError(t, err)
+	appendOne := func(ctx context.Context) (int64, error) {
+		return c.Append(ctx, leasehold.AppendParams{World: "w", Holder: "home", Epoch: world.Epoch,
+			SeenPosition: world.GrantedAt, Kind: "x", Payload: []byte(`{}`)})
+	}
+	appended, err := appendOne(ctx)
+	require.NoError(t, err)
+
 	st.begin()
 	close(cut)
+	lateAppend := make(chan error, 1)
+	go func() { _, err := appendOne(context.Background()); lateAppend <- err }()
 
 	// Stop the worker first, as Close's doc asks; its handlers are cut
 	// off by Stop's deadline and their final writes are bounded too.
@@ -190,12 +206,18 @@ func testCloseDuringOutage(t *testing.T, st outageStore) {
 		err := <-late
 		require.ErrorIs(t, err, leasehold.ErrClosed, "an unacknowledged event is failed back, typed")
 	}
+	require.Error(t, <-lateAppend, "an append during the outage is answered by Close's deadline, not acknowledged")
+	_, err = appendOne(ctx)
+	require.ErrorIs(t, err, leasehold.ErrClosed)
 
 	// Reopen directly: every acknowledged event is there.
 	st.end()
 	c2, err := leasehold.Open(ctx, st.reopen)
 	require.NoError(t, err)
 	defer c2.Close()
+	entries, err := c2.Read(ctx, "w", appended, 1)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "the acknowledged append is there")
 	require.Len(t, acked, runs)
 	for id, n := range acked {
 		evs, err := c2.Driver().RunEventList(ctx, &driver.RunEventListParams{RunID: id, Limit: 1000})
