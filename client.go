@@ -2,11 +2,13 @@ package leasehold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/scheduler"
 	"github.com/leasehold/leasehold/world"
@@ -72,12 +74,58 @@ func NewClient(ctx context.Context, d Driver, cfg Config) (*Client, error) {
 
 // Close stops the sweeper and the reclaimer, flushes buffered events, waits
 // for in-flight appends and closes the store. Stop workers first.
+//
+// Close returns within Config.CloseTimeout (default 5s) plus at most 1s
+// for the store's own close, even while the store is unreachable: the last event flush and
+// the queued appends are retried until then, and what is still unwritten
+// is failed back to its callers with an error matching ErrClosed (an
+// event's run sees it from Step), never dropped behind an acknowledgement.
+// Every event a Step acknowledged is durable. When the deadline cut the
+// shutdown short, Close returns an error wrapping context.DeadlineExceeded.
 func (c *Client) Close() error {
-	c.sweeper.Stop()
-	c.reclaimer.Stop()
-	c.events.Stop()
-	c.appender.Wait()
-	return c.d.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.CloseTimeout)
+	defer cancel()
+	return c.shutdown(ctx)
+}
+
+// shutdown stops every service of the client through its one lifecycle,
+// all within ctx, then closes the store.
+func (c *Client) shutdown(ctx context.Context) error {
+	var errs []error
+	for _, s := range c.services() {
+		if err := s.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, c.closeDriver())
+	return errors.Join(errs...)
+}
+
+// driverCloseGrace bounds the wait for the driver's Close. pgx closes a
+// connection whose query was cancelled asynchronously and its pool's Close
+// waits up to 15s for that cleanup, which on a dead network never comes
+// sooner; past the grace the pool finishes closing in the background.
+const driverCloseGrace = time.Second
+
+// closeDriver closes the store, waiting at most driverCloseGrace.
+func (c *Client) closeDriver() error {
+	done := make(chan error, 1)
+	go func() { done <- c.d.Close() }()
+	t := time.NewTimer(driverCloseGrace) // real time: Close's bound is on the wall, whatever Config.Clock is
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		c.cfg.Logger.Warn("store still closing its connections; finishing in the background", "after", driverCloseGrace)
+		return nil
+	}
+}
+
+// services lists the client's background services in stop order: the
+// loops that write first, then the batchers that take writes.
+func (c *Client) services() []startstop.Service {
+	return []startstop.Service{c.sweeper, c.reclaimer, c.events, c.appender}
 }
 
 // Driver returns the underlying driver. Its interface is not a stable API.
@@ -152,8 +200,9 @@ func (c *Client) Handoff(ctx context.Context, id, from, to string, epoch int64) 
 // next epoch; it returns how many worlds it swept.
 func (c *Client) SweepExpired(ctx context.Context) (int, error) { return c.sweeper.SweepOnce(ctx) }
 
-// StartSweeper runs the expiry sweep every P until Close.
-func (c *Client) StartSweeper(ctx context.Context) { c.sweeper.Start(ctx) }
+// StartSweeper runs the expiry sweep every P until Close. It is idempotent
+// and fails with ErrClosed after Close.
+func (c *Client) StartSweeper(ctx context.Context) error { return c.sweeper.Start(ctx) }
 
 // AppendParams is one data entry to append.
 type AppendParams struct {

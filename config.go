@@ -3,6 +3,7 @@ package leasehold
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/lease"
@@ -32,6 +33,10 @@ type Config struct {
 	// (ErrUnknownQueue, ErrInvalid), so a typo cannot park runs where no
 	// worker will ever look. Empty accepts every valid queue name.
 	Queues []string
+	// CloseTimeout bounds Client.Close: how long the last event flush and
+	// the queued appends are retried before what is still unwritten is
+	// failed back to its callers with ErrClosed. Defaults to 5s.
+	CloseTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -42,8 +47,14 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.CloseTimeout <= 0 {
+		c.CloseTimeout = DefaultCloseTimeout
+	}
 	return c
 }
+
+// DefaultCloseTimeout is Config.CloseTimeout's default.
+const DefaultCloseTimeout = 5 * time.Second
 
 // Validate reports a configuration Open would refuse, naming the values.
 func (c Config) Validate() error {

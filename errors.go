@@ -25,6 +25,7 @@ var (
 	ErrEffectDuration = lease.ErrEffectDuration
 	ErrLeaseRunway    = lease.ErrLeaseRunway
 	ErrLeaseLost      = lease.ErrLeaseLost
+	ErrClosed         = lease.ErrClosed
 )
 
 // Typed errors that unwrap to the sentinels above.

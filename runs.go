@@ -134,9 +134,14 @@ func (c *Client) NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = c.cfg.Logger
 	}
-	c.eventsOnce.Do(c.events.Start)
+	var err error
+	c.eventsOnce.Do(func() { err = c.events.Start(context.Background()) }) // stopped by Close
+	if err != nil {
+		return nil, fmt.Errorf("new worker: starting the event committer: %w", err)
+	}
 	return scheduler.NewWorker(c.d, c.events, cfg)
 }
 
-// StartReclaimer runs the run reclaimer every P until Close.
-func (c *Client) StartReclaimer(ctx context.Context) { c.reclaimer.Start(ctx) }
+// StartReclaimer runs the run reclaimer every P until Close. It is
+// idempotent and fails with ErrClosed after Close.
+func (c *Client) StartReclaimer(ctx context.Context) error { return c.reclaimer.Start(ctx) }

@@ -8,7 +8,11 @@
 // An entry whose row the flush did not return has lost its lease: its
 // holder's context is cancelled at once and it is never flushed again. A
 // failed flush is retried with backoff; a single failed heartbeat never
-// fails a run.
+// fails a run. The drain and the self-stop watchdog are the keeper's two
+// loops, started and stopped through internal/startstop (Keeper.Start,
+// Keeper.Stop); on stop the drain flushes once more within the stop's
+// deadline. DrainOnce and WatchOnce are the loops' bodies, exported so the
+// simulator drives them on its own schedule.
 //
 // The gate (Entry.Gate) and the self-stop watchdog decide from one pure
 // function of the send time of the holder's last confirmed expiry-setting

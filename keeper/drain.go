@@ -87,7 +87,9 @@ func (k *Keeper) drainLost(e *Entry, mode Mode, now time.Duration) {
 }
 
 // drainLoop drains every T_drain while the mode drains. A failed drain is
-// retried with backoff from T_drain/8, doubling up to T_drain.
+// retried with backoff from T_drain/8, doubling up to T_drain. On stop it
+// drains once more, bounded by the Stop call's context (and, as every
+// drain, by D_stop); that last drain is not retried.
 func (k *Keeper) drainLoop(ctx context.Context) {
 	t, tick := k.clock.NewTimer(k.t.Drain)
 	defer t.Stop()
@@ -95,6 +97,7 @@ func (k *Keeper) drainLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			k.drainOnStop()
 			return
 		case <-tick:
 		}
@@ -109,5 +112,15 @@ func (k *Keeper) drainLoop(ctx context.Context) {
 			}
 		}
 		t.Reset(next)
+	}
+}
+
+// drainOnStop is the drain's last flush, made after its run context ended.
+func (k *Keeper) drainOnStop() {
+	if !k.Mode().Drains() {
+		return
+	}
+	if err := k.DrainOnce(k.life.StopContext()); err != nil {
+		k.cfg.Logger.Warn("last drain on stop failed", "kind", k.cfg.Kind, "err", err)
 	}
 }

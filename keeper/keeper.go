@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -67,6 +68,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+var _ startstop.Service = (*Keeper)(nil)
+
 // Keeper keeps the leases one process holds of one resource kind.
 type Keeper struct {
 	cfg   Config
@@ -85,9 +88,7 @@ type Keeper struct {
 	stats   stats
 	metrics *metrics
 
-	runMu  sync.Mutex
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	life startstop.Lifecycle // the drain and watch loops
 }
 
 // New validates cfg and returns a keeper; Start runs its drain and
@@ -115,6 +116,7 @@ func New(cfg Config) (*Keeper, error) {
 		cfg.Logger = slog.Default()
 	}
 	k := &Keeper{cfg: cfg, t: cfg.Timing, clock: cfg.Clock, base: cfg.Clock.Now(), entries: map[Ref]*Entry{}}
+	k.life.Name = "keeper " + cfg.Kind
 	k.mode.Store(int32(cfg.Mode))
 	k.metrics = newMetrics(k)
 	return k, nil
@@ -195,29 +197,26 @@ func (k *Keeper) Len() int {
 }
 
 // Start runs the drain (every T_drain, in dark and writebehind) and the
-// self-stop timer until Stop or ctx ends.
-func (k *Keeper) Start(ctx context.Context) {
-	k.runMu.Lock()
-	defer k.runMu.Unlock()
-	if k.cancel != nil {
-		return
-	}
-	ctx, k.cancel = context.WithCancel(ctx)
-	k.wg.Add(2)
-	go func() { defer k.wg.Done(); k.drainLoop(ctx) }()
-	go func() { defer k.wg.Done(); k.watchLoop(ctx) }()
+// self-stop timer until Stop or ctx ends. It is idempotent; after Stop it
+// returns startstop.ErrStopped.
+func (k *Keeper) Start(ctx context.Context) error {
+	return k.life.Start(ctx, func(ctx context.Context) error {
+		k.life.Go("drain", func() { k.drainLoop(ctx) })
+		k.life.Go("watch", func() { k.watchLoop(ctx) })
+		return nil
+	})
 }
 
-// Stop ends the loops and waits for them.
-func (k *Keeper) Stop() {
-	k.runMu.Lock()
-	cancel := k.cancel
-	k.runMu.Unlock()
-	if cancel != nil {
-		cancel()
-		k.wg.Wait()
-	}
-}
+// Stop ends the loops and waits for them until ctx ends. The drain loop
+// flushes once more on its way out (SPEC §2), within ctx's deadline, so a
+// renewal made just before the stop still reaches the store.
+func (k *Keeper) Stop(ctx context.Context) error { return k.life.Stop(ctx, nil) }
+
+// Started is closed once the keeper's loops run.
+func (k *Keeper) Started() <-chan struct{} { return k.life.Started() }
+
+// Stopped is closed once the keeper's loops have returned.
+func (k *Keeper) Stopped() <-chan struct{} { return k.life.Stopped() }
 
 // live returns the live entries, appended to dst.
 func (k *Keeper) live(dst []*Entry) []*Entry {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/keeper"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -328,8 +329,8 @@ func TestSelfStopTimerRunsWithoutRenewals(t *testing.T) {
 	t.Parallel()
 	b := setup(t, keeper.ModeWriteBehind)
 	_, ctx := b.hold(t, 1, 1)
-	b.k.Start(context.Background())
-	defer b.k.Stop()
+	require.NoError(t, b.k.Start(context.Background()))
+	defer b.k.Stop(context.Background())
 	// Nothing renews; only the keeper's own timers run.
 	for range 45 {
 		b.clock.BlockUntil(2) // drain timer + watch ticker armed
@@ -350,8 +351,8 @@ func TestDrainLoopFlushesEveryTDrainAndBacksOff(t *testing.T) {
 	t.Parallel()
 	b := setup(t, keeper.ModeWriteBehind)
 	e, ctx := b.hold(t, 1, 1)
-	b.k.Start(context.Background())
-	defer b.k.Stop()
+	require.NoError(t, b.k.Start(context.Background()))
+	defer b.k.Stop(context.Background())
 	for range 6 { // 30s of healthy upkeep
 		e.Renew()
 		b.clock.BlockUntil(2)
@@ -470,4 +471,32 @@ func TestInvalidConfigIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, lease.ErrInvalid)
 	_, err = keeper.New(keeper.Config{Timing: lease.RunDefaults(), Flusher: newStore(nil), Mode: 7})
 	require.ErrorIs(t, err, lease.ErrInvalid)
+}
+
+// TestStopDrainsOnceMore: a renewal made just before Stop reaches the
+// store in one last drain (SPEC §2), and a Stop whose store call is stuck
+// returns at its own context's end instead of waiting on the store.
+func TestStopDrainsOnceMore(t *testing.T) {
+	t.Parallel()
+	b := setup(t, keeper.ModeWriteBehind)
+	e, _ := b.hold(t, 1, 1)
+	require.NoError(t, b.k.Start(context.Background()))
+	<-b.k.Started()
+	e.Renew()
+	require.NoError(t, b.k.Stop(context.Background()))
+	<-b.k.Stopped()
+	require.Equal(t, 1, b.store.callCount(), "the dirty entry was flushed on the way out")
+	require.ErrorIs(t, b.k.Start(context.Background()), startstop.ErrStopped)
+
+	stuck := setup(t, keeper.ModeWriteBehind)
+	se, _ := stuck.hold(t, 1, 1)
+	stuck.store.set(func(s *store) { s.hold = make(chan struct{}) }) // never released
+	require.NoError(t, stuck.k.Start(context.Background()))
+	se.Renew()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-stuck.store.entered; cancel() }() // Stop's deadline comes while its last drain is stuck
+	if err := stuck.k.Stop(ctx); err != nil {
+		require.ErrorIs(t, err, context.Canceled, "Stop answers by its deadline")
+	}
+	<-stuck.k.Stopped() // the last drain gave up at Stop's deadline and the loops returned
 }

@@ -57,4 +57,9 @@ var (
 	// return its row (fenced out, expired, finished), or the holder stopped
 	// itself after its durable lag reached D_stop. Its context is cancelled.
 	ErrLeaseLost = errors.New("leasehold: lease lost")
+
+	// ErrClosed: the component was stopped (Client.Close, Worker.Stop)
+	// before it could take or finish the call. A write failed with it was
+	// never acknowledged; for an event, the run's Step reports it.
+	ErrClosed = errors.New("leasehold: closed")
 )

@@ -132,7 +132,9 @@ func runCrashWorker(raw string) int {
 		return fail("opening the store: %v", err)
 	}
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: log})
-	events.Start()
+	if err := events.Start(ctx); err != nil {
+		return fail("starting the event committer: %v", err)
+	}
 	wit := witness.NewClient(cfg.WitnessURL, nil)
 	w, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: "crash-a",
 		Queues: map[string]int{"q": 1}, Timing: crashTiming, Logger: log})
@@ -250,8 +252,8 @@ func TestCrashedWorkerIsReclaimedWithinBoundAndCompletesElsewhere(t *testing.T) 
 			// must leave the live child alone and take the run once it dies.
 			reclaimed := make(chan *driver.Run, 4)
 			rec := scheduler.NewReclaimer(reclaimSpy{store, reclaimed}, scheduler.ReclaimerConfig{Timing: crashTiming, Logger: quiet})
-			rec.Start(ctx)
-			defer rec.Stop()
+			require.NoError(t, rec.Start(ctx))
+			defer rec.Stop(context.Background())
 
 			// Worker crash-a, in its own process.
 			child := startCrashWorker(ctx, t, exe, cfg)
@@ -324,8 +326,8 @@ func TestCrashedWorkerIsReclaimedWithinBoundAndCompletesElsewhere(t *testing.T) 
 			// Worker crash-b, in this process, started only after the
 			// reclaim so the claim it makes is fence 3.
 			events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-			events.Start()
-			defer events.Stop()
+			require.NoError(t, events.Start(context.Background()))
+			defer events.Stop(context.Background())
 			wc := witness.NewClient(srv.URL, srv.Client())
 			b, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: "crash-b",
 				Queues: map[string]int{"q": 1}, Timing: crashTiming, Logger: quiet})

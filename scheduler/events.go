@@ -3,12 +3,15 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/batcher"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -23,27 +26,33 @@ type EventCommitterConfig struct {
 	// Buffer bounds the events waiting for a batch; Emit blocks while it is
 	// full. Defaults to 4 × MaxBatch.
 	Buffer int
+	// FlushTimeout bounds one flush's store call, so a connection that
+	// went dead mid-statement is abandoned and the batch retried on
+	// another. Defaults to 10s.
+	FlushTimeout time.Duration
 	// Clock defaults to the real clock; Logger to slog.Default().
 	Clock  clock.Clock
 	Logger *slog.Logger
 }
 
+var _ startstop.Service = (*EventCommitter)(nil)
+
 // EventCommitter is the group committer of run events (DurableBatched): it
 // shares one multi-row INSERT among the events of all runs of the process,
-// flushing when MaxBatch events are waiting or Linger after the first. A
-// failed flush is retried (with backoff) until it succeeds: events are the
-// source of truth and are never dropped; an event refused because its run
-// is no longer held under its fence marks that run's stream fenced.
+// flushing when MaxBatch events are waiting or Linger after the first. It
+// is an internal/batcher: a failed flush is retried with backoff on the
+// injected clock until it succeeds, because events are the source of truth
+// and are never dropped; an event refused because its run is no longer
+// held under its fence marks that run's stream fenced. Stop flushes once
+// more within its context's deadline; an event still unflushed then fails
+// its run's Step with an error wrapping batcher.ErrStopped — it was never
+// acknowledged, so nothing acknowledged is lost.
 type EventCommitter struct {
 	store driver.EffectStore
 	cfg   EventCommitterConfig
-	in    chan eventItem
+	b     *batcher.Batcher[eventItem]
 
 	mu      sync.Mutex
-	cancel  context.CancelFunc
-	done    chan struct{}
-	flushes int64
-	rows    int64
 	flushed chan struct{} // closed at the next flush; see Subscribe
 
 	hubMu sync.Mutex // guards hub; see Subscribe
@@ -62,7 +71,8 @@ type eventStream struct {
 	emitted int64
 	durable int64
 	fenced  bool
-	changed chan struct{} // closed and replaced whenever durable or fenced changes
+	failed  error         // set when an event of the stream could not be made durable
+	changed chan struct{} // closed and replaced whenever durable, fenced or failed changes
 }
 
 func newEventStream() *eventStream { return &eventStream{changed: make(chan struct{})} }
@@ -72,6 +82,9 @@ func (s *eventStream) next() (int64, error) {
 	defer s.mu.Unlock()
 	if s.fenced {
 		return 0, lease.ErrFenced
+	}
+	if s.failed != nil {
+		return 0, s.failed
 	}
 	s.emitted++
 	return s.emitted, nil
@@ -88,19 +101,34 @@ func (s *eventStream) settle(durableSeq int64, fenced bool) {
 	s.changed = make(chan struct{})
 }
 
+// fail marks the stream failed: one of its events was not made durable
+// (the committer stopped first, or it was never queued), so a Step can
+// never be acknowledged for it.
+func (s *eventStream) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed == nil {
+		s.failed = err
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
 // wait blocks until every event emitted so far is durable, the stream is
-// fenced (ErrFenced) or ctx ends.
+// fenced (ErrFenced) or failed, or ctx ends.
 func (s *eventStream) wait(ctx context.Context) error {
 	s.mu.Lock()
 	target := s.emitted
 	s.mu.Unlock()
 	for {
 		s.mu.Lock()
-		durable, fenced, changed := s.durable, s.fenced, s.changed
+		durable, fenced, failed, changed := s.durable, s.fenced, s.failed, s.changed
 		s.mu.Unlock()
 		switch {
 		case fenced:
 			return lease.ErrFenced
+		case failed != nil:
+			return failed
 		case durable >= target:
 			return nil
 		}
@@ -123,153 +151,107 @@ func NewEventCommitter(store driver.EffectStore, cfg EventCommitterConfig) *Even
 	if cfg.Buffer <= 0 {
 		cfg.Buffer = 4 * cfg.MaxBatch
 	}
+	if cfg.FlushTimeout <= 0 {
+		cfg.FlushTimeout = 10 * time.Second
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &EventCommitter{store: store, cfg: cfg, in: make(chan eventItem, cfg.Buffer)}
+	c := &EventCommitter{store: store, cfg: cfg}
+	b, err := batcher.New(batcher.Config[eventItem]{Name: "event committer",
+		MaxBatch: cfg.MaxBatch, MaxWait: cfg.Linger, Buffer: cfg.Buffer, AttemptTimeout: cfg.FlushTimeout,
+		BackoffMin: time.Millisecond, BackoffMax: time.Second,
+		Flush: c.flush, Retryable: retryableEventError, Done: c.settle,
+		Clock: cfg.Clock, Logger: cfg.Logger})
+	if err != nil {
+		panic(err) // unreachable: Flush is set and the sizes are defaulted above
+	}
+	c.b = b
+	return c
 }
 
 // add queues one event, blocking while the buffer is full.
-func (c *EventCommitter) add(ctx context.Context, it eventItem) error {
-	select {
-	case c.in <- it:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (c *EventCommitter) add(ctx context.Context, it eventItem) error { return c.b.Add(ctx, it) }
 
-// Start runs the committer until Stop.
-func (c *EventCommitter) Start() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cancel != nil {
-		return
-	}
-	var ctx context.Context
-	ctx, c.cancel = context.WithCancel(context.Background())
-	c.done = make(chan struct{})
-	go c.loop(ctx)
-}
+// Start runs the committer until Stop (or ctx ends).
+func (c *EventCommitter) Start(ctx context.Context) error { return c.b.Start(ctx) }
 
-// Stop flushes what is buffered once more and stops.
-func (c *EventCommitter) Stop() {
-	c.mu.Lock()
-	cancel, done := c.cancel, c.done
-	c.cancel = nil
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+// Stop flushes what is buffered once more, within ctx's deadline, and
+// stops. Events still unflushed then fail their runs' Step with an error
+// wrapping batcher.ErrStopped; Stop returns ctx's error if the flush loop
+// had not finished by ctx's end.
+func (c *EventCommitter) Stop(ctx context.Context) error { return c.b.Stop(ctx) }
+
+// Started is closed once the committer started.
+func (c *EventCommitter) Started() <-chan struct{} { return c.b.Started() }
+
+// Stopped is closed once the committer stopped.
+func (c *EventCommitter) Stopped() <-chan struct{} { return c.b.Stopped() }
 
 // Stats returns the flushes made and the rows they carried.
-func (c *EventCommitter) Stats() (flushes, rows int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.flushes, c.rows
+func (c *EventCommitter) Stats() (flushes, rows int64) { return c.b.Stats() }
+
+// errInvalidBatch marks a batch the store refused as invalid: it cannot
+// succeed on retry, so its runs' streams are closed (fenced).
+var errInvalidBatch = errors.New("event batch refused as invalid")
+
+func retryableEventError(err error) bool {
+	return !errors.Is(err, lease.ErrFenced) && !errors.Is(err, errInvalidBatch)
 }
 
-func (c *EventCommitter) loop(ctx context.Context) {
-	defer close(c.done)
-	for {
-		var first eventItem
-		select {
-		case first = <-c.in:
-		case <-ctx.Done():
-			c.drain()
-			return
-		}
-		batch := []eventItem{first}
-		timer, fire := c.cfg.Clock.NewTimer(c.cfg.Linger)
-	gather:
-		for len(batch) < c.cfg.MaxBatch {
-			select {
-			case it := <-c.in:
-				batch = append(batch, it)
-			case <-fire:
-				break gather
-			case <-ctx.Done():
-				break gather
-			}
-		}
-		timer.Stop()
-		c.flush(batch)
-	}
-}
-
-// drain flushes whatever is buffered at Stop.
-func (c *EventCommitter) drain() {
-	for {
-		var batch []eventItem
-	take:
-		for len(batch) < c.cfg.MaxBatch {
-			select {
-			case it := <-c.in:
-				batch = append(batch, it)
-			default:
-				break take
-			}
-		}
-		if len(batch) == 0 {
-			return
-		}
-		c.flush(batch)
-	}
-}
-
-// flush writes one batch, retrying until the store answers; then settles
-// every stream in it.
-func (c *EventCommitter) flush(batch []eventItem) {
+// flush writes one batch in one statement and reports each event's
+// outcome: all fail together on a store error, and only the events the
+// store refused for their fence fail alone.
+func (c *EventCommitter) flush(ctx context.Context, batch []eventItem) []error {
 	evs := make([]driver.RunEventInsert, len(batch))
 	for i := range batch {
 		evs[i] = batch[i].ev
 	}
-	backoff := time.Millisecond
-	var res *driver.RunEventAppendResult
-	for {
-		var err error
-		res, err = c.store.RunEventAppend(context.Background(), &driver.RunEventAppendParams{Events: evs})
-		if err == nil {
-			break
-		}
-		if errors.Is(err, lease.ErrInvalid) { // cannot succeed on retry: fence the streams
+	res, err := c.store.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: evs})
+	if err != nil {
+		if errors.Is(err, lease.ErrInvalid) {
 			c.cfg.Logger.Error("event batch refused as invalid; its runs' streams are closed", "err", err)
-			res = &driver.RunEventAppendResult{Fenced: allIndexes(len(evs))}
-			break
+			err = fmt.Errorf("%w: %w", errInvalidBatch, err)
 		}
-		c.cfg.Logger.Warn("event flush failed; retrying", "err", err, "events", len(evs))
-		t, ch := c.cfg.Clock.NewTimer(backoff)
-		<-ch
-		t.Stop()
-		backoff = min(backoff*2, time.Second)
+		return sameError(len(batch), err)
 	}
-	c.mu.Lock()
-	c.flushes++
-	c.rows += int64(len(evs))
-	c.mu.Unlock()
-	fenced := make(map[int]bool, len(res.Fenced))
+	if len(res.Fenced) == 0 {
+		return nil
+	}
+	errs := make([]error, len(batch))
 	for _, i := range res.Fenced {
-		fenced[i] = true
+		errs[i] = lease.ErrFenced
 	}
+	return errs
+}
+
+// settle records each event's final outcome on its run's stream (the
+// batcher calls it once per event), then wakes subscribers.
+func (c *EventCommitter) settle(batch []eventItem, errs []error) {
 	for i, it := range batch {
-		if fenced[i] {
-			it.s.settle(0, true)
-		} else {
+		var err error
+		if errs != nil {
+			err = errs[i]
+		}
+		switch {
+		case err == nil:
 			it.s.settle(it.ev.Seq, false)
+		case errors.Is(err, lease.ErrFenced), errors.Is(err, errInvalidBatch):
+			it.s.settle(0, true)
+		default: // the committer stopped first: never acknowledged, failed back
+			it.s.fail(fmt.Errorf("event %d of run %d under fence %d not durable: %w", it.ev.Seq, it.ev.RunID, it.ev.Fence, err))
 		}
 	}
 	c.signalFlushed()
 }
 
-func allIndexes(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
+func sameError(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
 	}
-	return out
+	return errs
 }

@@ -82,12 +82,12 @@ func latencyStorm(t *testing.T, mode keeper.Mode) *stormResult {
 
 	reclaimed := &reclaimCounter{RunStore: direct}
 	rec := scheduler.NewReclaimer(reclaimed, scheduler.ReclaimerConfig{Timing: tm, Logger: quiet})
-	rec.Start(ctx)
-	defer rec.Stop()
+	require.NoError(t, rec.Start(ctx))
+	defer rec.Stop(context.Background())
 
 	events := scheduler.NewEventCommitter(proxied, scheduler.EventCommitterConfig{Logger: quiet})
-	events.Start()
-	defer events.Stop()
+	require.NoError(t, events.Start(context.Background()))
+	defer events.Stop(context.Background())
 	w, err := scheduler.NewWorker(proxied, events, scheduler.WorkerConfig{Owner: "storm-" + mode.String(),
 		Queues: map[string]int{"storm": n}, Timing: tm, Mode: mode, Logger: quiet})
 	require.NoError(t, err)

@@ -47,8 +47,8 @@ func TestManyRunsAcrossFourWorkers(t *testing.T) {
 			store, exec := sk.open(t, clock.Real())
 			require.NoError(t, exec(ctx, "CREATE TABLE bookings (k TEXT PRIMARY KEY, fence BIGINT NOT NULL)"))
 			events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-			events.Start()
-			defer events.Stop()
+			require.NoError(t, events.Start(context.Background()))
+			defer events.Stop(context.Background())
 			wit := witness.New()
 
 			start := time.Now()

@@ -58,8 +58,8 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 			}
 			quiet := slog.New(slog.DiscardHandler)
 			events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-			events.Start()
-			defer events.Stop()
+			require.NoError(t, events.Start(context.Background()))
+			defer events.Stop(context.Background())
 			w, err := scheduler.NewWorker(counter, events, scheduler.WorkerConfig{Queues: map[string]int{"q": n},
 				Timing: fastTiming, Logger: quiet})
 			require.NoError(t, err)
@@ -181,8 +181,8 @@ func TestSelfStopRecordsItsReason(t *testing.T) {
 	require.NoError(t, err)
 	quiet := slog.New(slog.DiscardHandler)
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-	events.Start()
-	defer events.Stop()
+	require.NoError(t, events.Start(context.Background()))
+	defer events.Stop(context.Background())
 	w, err := scheduler.NewWorker(failingDrains{store}, events, scheduler.WorkerConfig{Queues: map[string]int{"q": 1},
 		Timing: fastTiming, Logger: quiet, Backoff: runs.Backoff{Base: time.Hour, Max: time.Hour}})
 	require.NoError(t, err)

@@ -38,11 +38,11 @@ func TestSubscribeWokenByNotifyFromAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 
 	eventsA := scheduler.NewEventCommitter(a, scheduler.EventCommitterConfig{Logger: quiet})
-	eventsA.Start()
-	defer eventsA.Stop()
+	require.NoError(t, eventsA.Start(context.Background()))
+	defer eventsA.Stop(context.Background())
 	eventsB := scheduler.NewEventCommitter(b, scheduler.EventCommitterConfig{Logger: quiet})
-	eventsB.Start()
-	defer eventsB.Stop()
+	require.NoError(t, eventsB.Start(context.Background()))
+	defer eventsB.Stop(context.Background())
 
 	enq, err := a.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}}})
 	require.NoError(t, err)

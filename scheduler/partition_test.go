@@ -59,13 +59,13 @@ func TestPartitionedWorkerSelfStopsAndAnotherTakesOver(t *testing.T) {
 
 	reclaimed := make(chan *driver.Run, 4)
 	rec := scheduler.NewReclaimer(reclaimSpy{direct, reclaimed}, scheduler.ReclaimerConfig{Timing: tm, Logger: quiet})
-	rec.Start(ctx)
-	defer rec.Stop()
+	require.NoError(t, rec.Start(ctx))
+	defer rec.Stop(context.Background())
 
 	// Worker A, through the proxy.
 	aEvents := scheduler.NewEventCommitter(proxied, scheduler.EventCommitterConfig{Logger: quiet})
-	aEvents.Start()
-	defer aEvents.Stop()
+	require.NoError(t, aEvents.Start(context.Background()))
+	defer aEvents.Stop(context.Background())
 	a, err := scheduler.NewWorker(proxied, aEvents, scheduler.WorkerConfig{Owner: "worker-a", Queues: map[string]int{"q": 1},
 		Timing: tm, Logger: quiet})
 	require.NoError(t, err)
@@ -113,8 +113,8 @@ func TestPartitionedWorkerSelfStopsAndAnotherTakesOver(t *testing.T) {
 
 	// Worker B, on its own connections.
 	bEvents := scheduler.NewEventCommitter(direct, scheduler.EventCommitterConfig{Logger: quiet})
-	bEvents.Start()
-	defer bEvents.Stop()
+	require.NoError(t, bEvents.Start(context.Background()))
+	defer bEvents.Stop(context.Background())
 	b, err := scheduler.NewWorker(direct, bEvents, scheduler.WorkerConfig{Owner: "worker-b", Queues: map[string]int{"q": 1},
 		Timing: tm, Logger: quiet})
 	require.NoError(t, err)

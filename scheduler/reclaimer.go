@@ -3,10 +3,10 @@ package scheduler
 import (
 	"context"
 	"log/slog"
-	"sync"
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -26,6 +26,8 @@ type ReclaimerConfig struct {
 	OnPass func(reclaimed int, err error)
 }
 
+var _ startstop.Service = (*Reclaimer)(nil)
+
 // Reclaimer returns runs whose lease expired on the store clock to
 // available (or failed when their attempts are exhausted), every P, in
 // bounded batches repeated until a batch comes back short — so thousands
@@ -34,12 +36,9 @@ type ReclaimerConfig struct {
 // gives each expired run to exactly one of them, and each reclaim
 // increments the fence, fencing the old holder out.
 type Reclaimer struct {
-	rs  driver.RunStore
-	cfg ReclaimerConfig
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	rs   driver.RunStore
+	cfg  ReclaimerConfig
+	life startstop.Lifecycle
 }
 
 // NewReclaimer returns a stopped Reclaimer.
@@ -54,7 +53,9 @@ func NewReclaimer(rs driver.RunStore, cfg ReclaimerConfig) *Reclaimer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Reclaimer{rs: rs, cfg: cfg}
+	r := &Reclaimer{rs: rs, cfg: cfg}
+	r.life.Name = "reclaimer"
+	return r
 }
 
 // ReclaimOnce reclaims until a batch comes back short and returns how many
@@ -77,44 +78,39 @@ func (r *Reclaimer) ReclaimOnce(ctx context.Context) (int, error) {
 	}
 }
 
-// Start runs the reclaim loop every P until Stop or ctx ends.
-func (r *Reclaimer) Start(ctx context.Context) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel != nil {
-		return
-	}
-	ctx, r.cancel = context.WithCancel(ctx)
-	r.done = make(chan struct{})
-	ticker, tick := r.cfg.Clock.NewTicker(r.cfg.Timing.Poll)
-	go func() {
-		defer close(r.done)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick:
-				n, err := r.ReclaimOnce(ctx)
-				if err != nil && ctx.Err() == nil {
-					r.cfg.Logger.Warn("reclaim failed; retrying next period", "err", err)
-				}
-				if r.cfg.OnPass != nil {
-					r.cfg.OnPass(n, err)
+// Start runs the reclaim loop every P until Stop or ctx ends. It is
+// idempotent; after Stop it returns startstop.ErrStopped.
+func (r *Reclaimer) Start(ctx context.Context) error {
+	return r.life.Start(ctx, func(ctx context.Context) error {
+		ticker, tick := r.cfg.Clock.NewTicker(r.cfg.Timing.Poll)
+		r.life.Go("reclaim", func() {
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick:
+					n, err := r.ReclaimOnce(ctx)
+					if err != nil && ctx.Err() == nil {
+						r.cfg.Logger.Warn("reclaim failed; retrying next period", "err", err)
+					}
+					if r.cfg.OnPass != nil {
+						r.cfg.OnPass(n, err)
+					}
 				}
 			}
-		}
-	}()
+		})
+		return nil
+	})
 }
 
-// Stop stops the loop and waits for it.
-func (r *Reclaimer) Stop() {
-	r.mu.Lock()
-	cancel, done := r.cancel, r.done
-	r.cancel = nil
-	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+// Stop stops the loop and waits for it until ctx ends; a pass in flight
+// is cancelled (its work is one fenced transaction per batch, so nothing
+// is half-applied, and another replica or the next start takes over).
+func (r *Reclaimer) Stop(ctx context.Context) error { return r.life.Stop(ctx, nil) }
+
+// Started is closed once the loop runs.
+func (r *Reclaimer) Started() <-chan struct{} { return r.life.Started() }
+
+// Stopped is closed once the loop has returned.
+func (r *Reclaimer) Stopped() <-chan struct{} { return r.life.Stopped() }

@@ -54,8 +54,8 @@ func TestReclaimerReclaimsWithinOnePeriodOfExpiry(t *testing.T) {
 			assert.NoError(t, err)
 			passes <- n
 		}})
-	r.Start(ctx)
-	defer r.Stop()
+	require.NoError(t, r.Start(ctx))
+	defer r.Stop(context.Background())
 	fake.BlockUntil(1)
 
 	// Ticks before expiry reclaim nothing.

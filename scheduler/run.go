@@ -179,7 +179,10 @@ func (r *Run) Tx(ctx context.Context, key string, fn func(tx any) error) error {
 // Emit appends an event to the run's ordered log. It returns once the event
 // is queued for the group committer (blocking while its buffer is full);
 // Step waits until it is durable. After an event of this run was refused
-// for its fence, Emit returns ErrFenced.
+// for its fence, Emit returns ErrFenced. An Emit that could not queue its
+// event (ctx ended while the buffer was full, or the committer stopped)
+// fails the run's later Emits and Steps with the same error: the event is
+// never silently dropped behind an acknowledgement.
 func (r *Run) Emit(ctx context.Context, kind string, payload []byte) error {
 	if err := journal.ValidateID("kind", kind); err != nil {
 		return err
@@ -192,7 +195,15 @@ func (r *Run) Emit(ctx context.Context, kind string, payload []byte) error {
 	if err != nil {
 		return fmt.Errorf("emit to run %d under fence %d: %w", r.ID, r.Fence, err)
 	}
-	return r.events.add(ctx, eventItem{ev: driver.RunEventInsert{RunID: r.ID, Fence: r.Fence, Seq: seq, Kind: kind, Payload: p}, s: r.stream})
+	if err := r.events.add(ctx, eventItem{ev: driver.RunEventInsert{RunID: r.ID, Fence: r.Fence, Seq: seq, Kind: kind, Payload: p}, s: r.stream}); err != nil {
+		// The sequence number is taken but the event was never queued: the
+		// stream can no longer become durable up to it, so Step reports
+		// the failure instead of waiting for an event that will not come.
+		err = fmt.Errorf("emit to run %d under fence %d: %w", r.ID, r.Fence, err)
+		r.stream.fail(err)
+		return err
+	}
+	return nil
 }
 
 // Step returns once every event emitted so far is durable, or ErrFenced if

@@ -29,8 +29,8 @@ func TestSubscribeInOrderAndResume(t *testing.T) {
 			quiet := slog.New(slog.DiscardHandler)
 			store, _ := sk.open(t, clock.Real())
 			events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-			events.Start()
-			defer events.Stop()
+			require.NoError(t, events.Start(context.Background()))
+			defer events.Stop(context.Background())
 			enq, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}}})
 			require.NoError(t, err)
 			id := enq[0].Run.ID

@@ -16,6 +16,7 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/doctor"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/keeper"
 	"github.com/leasehold/leasehold/lease"
@@ -68,6 +69,8 @@ type WorkerConfig struct {
 	Logger *slog.Logger
 }
 
+var _ startstop.Service = (*Worker)(nil)
+
 // Worker claims runs of its queues and works them with registered
 // handlers, renewing each lease while its handler runs and cancelling the
 // handler's context the moment the lease is lost.
@@ -77,8 +80,9 @@ type Worker struct {
 	cfg      WorkerConfig
 	handlers map[string]Handler
 
-	mu      sync.Mutex
-	cancel  context.CancelFunc // stops fetching
+	life    startstop.Lifecycle
+	mu      sync.Mutex         // guards handlers
+	cancel  context.CancelFunc // stops fetching; set by Start, read by Stop
 	hctx    context.Context    // parent of every handler context
 	hcancel context.CancelFunc
 	fetch   sync.WaitGroup
@@ -133,7 +137,8 @@ func NewWorker(store Store, events *EventCommitter, cfg WorkerConfig) (*Worker, 
 		cfg.Logger = slog.Default()
 	}
 	w := &Worker{store: store, events: events, cfg: cfg, handlers: map[string]Handler{}, wake: map[string]chan struct{}{},
-		completer: newCompleter(store, cfg.Clock, cfg.Logger)}
+		completer: newCompleter(store, cfg.Clock, 2*cfg.Timing.Drain, cfg.Logger)}
+	w.life.Name = "worker " + cfg.Owner
 	k, err := keeper.New(keeper.Config{Kind: "runs", Timing: cfg.Timing, Mode: cfg.Mode, Clock: cfg.Clock, Logger: cfg.Logger,
 		Flusher: keeper.FlusherFunc(w.flush)})
 	if err != nil {
@@ -177,33 +182,52 @@ func (w *Worker) Handle(queue string, h Handler) {
 	w.handlers[queue] = h
 }
 
-// Start begins claiming runs on every configured queue.
+// Start begins claiming runs on every configured queue. It is idempotent
+// while the worker runs; after Stop it returns startstop.ErrStopped. In
+// writebehind mode it first checks the store clock (see ClockCheck), with
+// no lock held across that round trip.
 func (w *Worker) Start(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cancel != nil {
-		return errors.New("worker already started")
-	}
-	for q := range w.cfg.Queues {
-		if w.handlers[q] == nil {
-			return &journal.InputError{Field: "queues", Problem: fmt.Sprintf("queue %q has no handler", q)}
+	return w.life.Start(ctx, func(runCtx context.Context) error {
+		w.mu.Lock()
+		for q := range w.cfg.Queues {
+			if w.handlers[q] == nil {
+				w.mu.Unlock()
+				return &journal.InputError{Field: "queues", Problem: fmt.Sprintf("queue %q has no handler", q)}
+			}
 		}
-	}
-	if err := w.checkClock(ctx); err != nil {
-		return err
-	}
-	var fctx context.Context
-	fctx, w.cancel = context.WithCancel(ctx)
-	w.hctx, w.hcancel = context.WithCancel(context.WithoutCancel(ctx))
-	w.completer.start()
-	w.keeper.Start(context.WithoutCancel(ctx))
-	for q, n := range w.cfg.Queues {
-		w.wake[q] = make(chan struct{}, 1)
-		w.fetch.Add(1)
-		go w.fetchLoop(fctx, q, n)
-	}
-	return nil
+		w.mu.Unlock()
+		if err := w.checkClock(runCtx); err != nil {
+			return err
+		}
+		// Handlers outlive the Start context: Stop decides when they end.
+		w.hctx, w.hcancel = context.WithCancel(context.WithoutCancel(runCtx))
+		if err := w.completer.b.Start(context.WithoutCancel(runCtx)); err != nil {
+			w.hcancel()
+			return err
+		}
+		if err := w.keeper.Start(context.WithoutCancel(runCtx)); err != nil {
+			w.hcancel()
+			_ = w.completer.b.Stop(context.Background()) // empty: nothing was claimed yet
+			return err
+		}
+		var fctx context.Context
+		fctx, w.cancel = context.WithCancel(runCtx)
+		for q := range w.cfg.Queues {
+			w.wake[q] = make(chan struct{}, 1)
+		}
+		for q, n := range w.cfg.Queues {
+			w.fetch.Add(1)
+			w.life.Go("fetch "+q, func() { w.fetchLoop(fctx, q, n) })
+		}
+		return nil
+	})
 }
+
+// Started is closed once the worker claims.
+func (w *Worker) Started() <-chan struct{} { return w.life.Started() }
+
+// Stopped is closed once the worker, its completer and keeper stopped.
+func (w *Worker) Stopped() <-chan struct{} { return w.life.Stopped() }
 
 // checkClock is write-behind start-up's clock check (see ClockCheck).
 func (w *Worker) checkClock(ctx context.Context) error {
@@ -227,31 +251,40 @@ func (w *Worker) checkClock(ctx context.Context) error {
 }
 
 // Stop stops claiming, waits for running handlers until ctx ends, then
-// cancels their contexts and waits for them to return.
+// cancels their contexts and waits for them to return (a handler that
+// ignores its context holds Stop). Then it stops the completer, which
+// flushes once more, and the keeper, which drains once more, both within
+// ctx's deadline. It is idempotent and returns ctx's error if the handlers
+// had not returned by ctx's end.
 func (w *Worker) Stop(ctx context.Context) error {
-	w.mu.Lock()
-	cancel := w.cancel
-	w.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
+	return w.life.Stop(ctx, w.drain)
+}
+
+// drain is the worker's two-stage stop; it runs before the lifecycle
+// cancels the fetch loops' context, so it cancels them itself first.
+func (w *Worker) drain(ctx context.Context) error {
+	w.cancel()
 	w.fetch.Wait()
 	done := make(chan struct{})
 	go func() { w.running.Wait(); close(done) }()
+	var err error
 	select {
 	case <-done:
-		w.hcancel()
-		w.completer.close()
-		w.keeper.Stop()
-		return nil
 	case <-ctx.Done():
+		err = ctx.Err()
 		w.hcancel() // past the deadline: the handlers' contexts end now
 		<-done
-		w.completer.close()
-		w.keeper.Stop()
-		return ctx.Err()
 	}
+	w.hcancel()
+	// Every handler has finished: the completer holds no caller, and the
+	// keeper no entry still wanted.
+	if cerr := w.completer.b.Stop(ctx); err == nil {
+		err = cerr
+	}
+	if kerr := w.keeper.Stop(ctx); err == nil {
+		err = kerr
+	}
+	return err
 }
 
 func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {

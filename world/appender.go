@@ -2,13 +2,16 @@ package world
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/lease"
 )
 
 // AppenderConfig configures an Appender. Zero values mean the defaults.
@@ -19,6 +22,8 @@ type AppenderConfig struct {
 	Timeout time.Duration
 }
 
+var _ startstop.Service = (*Appender)(nil)
+
 // Appender group-commits appends: concurrent appends to one world share one
 // driver.JournalAppend call, so one transaction and one fsync. There is no
 // timer: while a batch is in flight the next callers queue, and the batch
@@ -28,12 +33,24 @@ type AppenderConfig struct {
 // An append is acknowledged (Append returns a position) only after the
 // store committed it. If the caller's context ends first, Append returns the
 // context's error and the append's outcome is unknown: it may still commit.
+//
+// The Appender is started by NewAppender (its committers start on demand);
+// Stop refuses new appends with lease.ErrClosed and waits for the batches
+// queued, whose store calls are cancelled once Stop's context ends.
 type Appender struct {
 	d   driver.Driver
 	cfg AppenderConfig
 
-	mu     sync.Mutex        // guards queues; never held across a store call
+	life startstop.Lifecycle
+	// base parents every batch's store call: it outlives Stop until
+	// Stop's own context ends, so a Stop lets healthy batches finish but
+	// does not wait past its deadline for a stuck store.
+	base       context.Context
+	cancelBase context.CancelFunc
+
+	mu     sync.Mutex        // guards queues and closed; never held across a store call
 	queues map[string]*queue // worlds with a committer running
+	closed bool              // set by Stop: no committer starts after it
 	wg     sync.WaitGroup
 
 	batches, appends atomic.Int64
@@ -59,8 +76,46 @@ func NewAppender(d driver.Driver, cfg AppenderConfig) *Appender {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	return &Appender{d: d, cfg: cfg, queues: map[string]*queue{}}
+	a := &Appender{d: d, cfg: cfg, queues: map[string]*queue{}}
+	a.base, a.cancelBase = context.WithCancel(context.Background())
+	a.life.Name = "appender"
+	// Nothing to start but the lifecycle: committers start on demand.
+	_ = a.life.Start(context.Background(), func(context.Context) error { return nil })
+	return a
 }
+
+// Start is a no-op kept for the one lifecycle (the Appender starts in
+// NewAppender); after Stop it returns startstop.ErrStopped.
+func (a *Appender) Start(ctx context.Context) error {
+	return a.life.Start(ctx, func(context.Context) error { return nil })
+}
+
+// Stop refuses new appends and waits, until ctx ends, for the queued ones
+// to commit; at ctx's end their store calls are cancelled and Stop returns
+// ctx's error. It is idempotent.
+func (a *Appender) Stop(ctx context.Context) error {
+	return a.life.Stop(ctx, func(ctx context.Context) error {
+		a.mu.Lock()
+		a.closed = true
+		a.mu.Unlock()
+		stop := context.AfterFunc(ctx, a.cancelBase)
+		defer stop()
+		done := make(chan struct{})
+		go func() { a.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+}
+
+// Started is closed once the Appender started (at NewAppender).
+func (a *Appender) Started() <-chan struct{} { return a.life.Started() }
+
+// Stopped is closed once Stop returned with every committer finished.
+func (a *Appender) Stopped() <-chan struct{} { return a.life.Stopped() }
 
 // Append appends one data entry to world and returns its position once it
 // is durable. Refusals are *journal.RefusedError (see the append rule);
@@ -74,6 +129,10 @@ func (a *Appender) Append(ctx context.Context, world string, req journal.AppendR
 	}
 	c := &call{ctx: ctx, req: req, done: make(chan struct{})}
 	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return 0, fmt.Errorf("append to %s: %w", world, lease.ErrClosed)
+	}
 	q, running := a.queues[world]
 	if !running {
 		q = &queue{}
@@ -156,8 +215,9 @@ func (a *Appender) commit(world string, batch []*call) {
 		reqs[i] = c.req
 	}
 	// The batch belongs to many callers, so no one caller's context may
-	// cancel it; it is bounded by the Appender's own timeout instead.
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Timeout)
+	// cancel it; it is bounded by the Appender's own timeout instead, and
+	// by Stop's deadline.
+	ctx, cancel := context.WithTimeout(a.base, a.cfg.Timeout)
 	out, err := a.d.JournalAppend(ctx, &driver.JournalAppendParams{World: world, Requests: reqs})
 	cancel()
 	a.batches.Add(1)

@@ -3,12 +3,14 @@ package world
 import (
 	"context"
 	"log/slog"
-	"sync"
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/lease"
 )
+
+var _ startstop.Service = (*Sweeper)(nil)
 
 // Sweeper runs the expiry sweep every P (lease.Timing.Poll): it repeats
 // bounded batches until no held lease is expired, so thousands expiring at
@@ -20,10 +22,7 @@ type Sweeper struct {
 	timing lease.Timing
 	log    *slog.Logger
 	batch  int
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	life   startstop.Lifecycle
 }
 
 // NewSweeper returns a stopped Sweeper.
@@ -31,7 +30,9 @@ func NewSweeper(d driver.Driver, c clock.Clock, t lease.Timing, log *slog.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Sweeper{d: d, clock: c, timing: t, log: log, batch: 100}
+	s := &Sweeper{d: d, clock: c, timing: t, log: log, batch: 100}
+	s.life.Name = "sweeper"
+	return s
 }
 
 // SweepOnce sweeps until no held lease is expired and returns how many
@@ -47,40 +48,35 @@ func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 	return len(rep.Swept), err
 }
 
-// Start runs the sweep loop until Stop or ctx ends.
-func (s *Sweeper) Start(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancel != nil {
-		return
-	}
-	ctx, s.cancel = context.WithCancel(ctx)
-	s.done = make(chan struct{})
-	ticker, tick := s.clock.NewTicker(s.timing.Poll)
-	go func() {
-		defer close(s.done)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick:
-				if _, err := s.SweepOnce(ctx); err != nil && ctx.Err() == nil {
-					s.log.Warn("expiry sweep failed; retrying next period", "err", err)
+// Start runs the sweep loop every P until Stop or ctx ends. It is
+// idempotent; after Stop it returns startstop.ErrStopped.
+func (s *Sweeper) Start(ctx context.Context) error {
+	return s.life.Start(ctx, func(ctx context.Context) error {
+		ticker, tick := s.clock.NewTicker(s.timing.Poll)
+		s.life.Go("sweep", func() {
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick:
+					if _, err := s.SweepOnce(ctx); err != nil && ctx.Err() == nil {
+						s.log.Warn("expiry sweep failed; retrying next period", "err", err)
+					}
 				}
 			}
-		}
-	}()
+		})
+		return nil
+	})
 }
 
-// Stop stops the loop and waits for it.
-func (s *Sweeper) Stop() {
-	s.mu.Lock()
-	cancel, done := s.cancel, s.done
-	s.cancel = nil
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+// Stop stops the loop and waits for it until ctx ends; a sweep in flight
+// is cancelled (each world's sweep is one conditional write, so nothing is
+// half-applied).
+func (s *Sweeper) Stop(ctx context.Context) error { return s.life.Stop(ctx, nil) }
+
+// Started is closed once the loop runs.
+func (s *Sweeper) Started() <-chan struct{} { return s.life.Started() }
+
+// Stopped is closed once the loop has returned.
+func (s *Sweeper) Stopped() <-chan struct{} { return s.life.Stopped() }

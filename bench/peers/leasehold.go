@@ -136,8 +136,10 @@ func leaseholdMixed(ctx context.Context, store scheduler.Store, conc, n int) (el
 func leaseholdWork(ctx context.Context, store scheduler.Store, queue string, conc, n int, started chan<- struct{}) (time.Duration, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-	events.Start()
-	defer events.Stop()
+	if err := events.Start(ctx); err != nil {
+		return 0, err
+	}
+	defer events.Stop(context.WithoutCancel(ctx))
 	var handled atomic.Int64
 	done := make(chan struct{})
 	w, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: "bench-0",

@@ -101,8 +101,10 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 	quiet := slog.New(slog.DiscardHandler)
 	cs := &countingStore{Store: store}
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-	events.Start()
-	defer events.Stop()
+	if err := events.Start(ctx); err != nil {
+		return res, err
+	}
+	defer events.Stop(context.WithoutCancel(ctx))
 	release := make(chan struct{})
 	var holding atomic.Int64
 	all := make(chan struct{})

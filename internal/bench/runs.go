@@ -49,8 +49,10 @@ func enqueueN(ctx context.Context, store scheduler.Store, queue string, n int) e
 func work(ctx context.Context, store scheduler.Store, cfg RunsConfig, started chan<- struct{}) error {
 	quiet := slog.New(slog.DiscardHandler)
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-	events.Start()
-	defer events.Stop()
+	if err := events.Start(ctx); err != nil {
+		return err
+	}
+	defer events.Stop(context.WithoutCancel(ctx))
 	var handled atomic.Int64
 	done := make(chan struct{})
 	var workers []*scheduler.Worker

@@ -148,8 +148,8 @@ func newScenario(t *testing.T, db database, cfg scenarioConfig) *scenario {
 	// on every replica.
 	s.reclaims = &reclaimLog{RunStore: store}
 	rec := scheduler.NewReclaimer(s.reclaims, scheduler.ReclaimerConfig{Timing: timing, Logger: quiet})
-	rec.Start(context.Background())
-	t.Cleanup(rec.Stop)
+	require.NoError(t, rec.Start(context.Background()))
+	t.Cleanup(func() { _ = rec.Stop(context.Background()) })
 	return s
 }
 

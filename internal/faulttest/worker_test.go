@@ -101,7 +101,9 @@ func runWorker(raw string) int {
 		return fail("opening the store: %v", err)
 	}
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: log})
-	events.Start()
+	if err := events.Start(context.Background()); err != nil {
+		return fail("starting the event committer: %v", err)
+	}
 	w, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: cfg.Owner,
 		Queues: map[string]int{queue: cfg.Concurrency}, Timing: cfg.Timing, Mode: keeper.ModeWriteBehind,
 		Backoff: runs.Backoff{Base: 100 * time.Millisecond, Max: 500 * time.Millisecond}, Logger: log})
@@ -136,7 +138,10 @@ func runWorker(raw string) int {
 		log.Error("stopping the worker", "err", err)
 		code = 3
 	}
-	events.Stop()
+	if err := events.Stop(sctx); err != nil {
+		log.Error("stopping the event committer", "err", err)
+		code = 3
+	}
 	if err := obs.post(sctx, "/stats", statsReport{Owner: cfg.Owner, Keeper: w.Keeper().Stats()}); err != nil {
 		log.Error("reporting stats", "err", err)
 		code = 3

@@ -65,11 +65,14 @@ var rules = map[string]rule{
 	"driver/sqlite":   {layer: "driver", inside: join(driverAPI, []string{"internal/bugs"}), outside: []string{"modernc.org/sqlite"}},
 	"driver/postgres": {layer: "driver", inside: driverAPI, outside: []string{"github.com/jackc/pgx/v5"}},
 
-	// machinery: over the driver interface, never a concrete driver
-	"keeper":    {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
-	"doctor":    {layer: "machinery", inside: foundation},
-	"world":     {layer: "machinery", inside: join(driverAPI, lifecycle)},
-	"scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"keeper", "doctor"})},
+	// machinery: over the driver interface, never a concrete driver; the
+	// one lifecycle and the one batcher every service is built on
+	"internal/startstop": {layer: "machinery", inside: foundation},
+	"internal/batcher":   {layer: "machinery", inside: join(foundation, []string{"internal/startstop"})},
+	"keeper":             {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
+	"doctor":             {layer: "machinery", inside: foundation},
+	"world":              {layer: "machinery", inside: join(driverAPI, lifecycle)},
+	"scheduler":          {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"keeper", "doctor"})},
 
 	// the public face: the machinery, never a concrete driver (the user
 	// passes one to NewClient), so it links neither database library
