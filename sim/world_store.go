@@ -67,6 +67,7 @@ func (ws *worldStore) JournalAppend(_ context.Context, params *driver.JournalApp
 	if len(reqs) > 0 {
 		in.holder, in.epoch = reqs[0].Holder, reqs[0].Epoch
 	}
+	s.oracle.appendSent(p, reqs)
 	hop := s.worldHistory.begin(p.id, in)
 	err := p.call(ws.t, "append", s.knobs.CallTimeout, func() error {
 		var err error
