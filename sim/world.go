@@ -3,13 +3,11 @@ package sim
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/world"
 )
 
@@ -26,166 +24,70 @@ const worldID = "world-1"
 
 func nodeName(id int) string { return fmt.Sprintf("node-%d", id) }
 
-// worldHolder is one process generation's view of the world.
-type worldHolder struct {
-	p          *proc
-	me         string
-	startEpoch int64 // the epoch when this generation first looked: older epochs are not its own
-	epoch      int64 // the epoch this generation holds, 0 if none
-	given      int64 // the highest epoch this generation tried to hand off: never adopted again
-	grantedAt  int64
-	head       int64     // the head position at the last read: how far the mirror has replayed
-	sent       time.Time // send time of the last confirmed write that set the expiry
-	seq        int
-}
-
-// worldLoop is a holder's life: adopt an epoch delivered to it (a handoff
-// or the sweep's grant made after this generation started), renew it
-// synchronously before its first append, append, renew, hand off.
+// worldLoop is the program of one process generation's holder: the seeded
+// choice of what to do next (read the head, renew, append n entries, hand
+// off to whom) and the sleeps between. The protocol — which epoch it may
+// adopt, the synchronous renewal before the first append, the runway, what
+// a refusal or a handoff drops — is the shipped world.Holder, a new one per
+// generation; its store is this thread's view of the network (worldStore)
+// and its clock the process's.
 func (p *proc) worldLoop(t *thread) {
 	s := p.s
-	h := &worldHolder{p: p, me: nodeName(p.id), startEpoch: -1}
 	tm := s.knobs.Timing
+	ws := &worldStore{p: p, t: t}
+	h, err := world.NewHolder(world.HolderConfig{Store: ws, Clock: p.clock, World: worldID, Name: nodeName(p.id), Timing: tm})
+	if err != nil {
+		panic(err) // the knobs are validated
+	}
+	var to string // the handoff target chosen, for the history
+	ws.ask = func(op string) worldInput {
+		in := worldInput{kind: wRenew, holder: h.Name(), epoch: h.Epoch()}
+		if op == "handoff" {
+			in.kind, in.to = wHandoff, to
+		}
+		return in
+	}
+	ctx := context.Background()
+	seq := 0
 	for {
 		t.sleep(tm.Renew/4 + time.Duration(s.loop.rng.Int64N(int64(tm.Renew/2)+1)))
-		var w *driver.World
-		err := p.call(t, "world-get", s.knobs.CallTimeout, func() error {
-			var err error
-			w, err = s.store.WorldGet(context.Background(), &driver.WorldGetParams{World: worldID})
-			return err
-		})
+		w, adopted, err := h.Read(ctx)
 		if err != nil {
 			continue
 		}
-		if h.startEpoch < 0 {
-			h.startEpoch = w.Epoch
-		}
-		h.head = w.Position
-		if h.epoch == 0 {
-			// Adopt only an epoch given to this holder after this
-			// generation started: an older one may be a dead
-			// generation's, whose writes may still be in flight.
-			// Nor an epoch it handed off itself: the handoff may still be
-			// in flight (the Promela model's world-sim-readopt).
-			if w.Holder == h.me && w.Epoch > max(h.startEpoch, h.given) {
-				h.epoch, h.grantedAt = w.Epoch, w.GrantedAt
-				e := h.epoch // the request is what was sent, whenever it lands
-				if !h.change(t, "renew", "", func(st journal.State, now time.Time) (journal.Plan, error) {
-					return journal.PlanRenew(st, now, h.me, e, tm.Lease)
-				}) {
-					h.epoch = 0
-				}
-			}
+		if adopted {
+			// SPEC §4: a synchronous renewal before the first append; a
+			// failed one drops the epoch until the next read.
+			_ = h.Renew(ctx)
 			continue
 		}
-		if w.Epoch != h.epoch || w.Holder != h.me {
-			h.epoch = 0
+		if h.Epoch() == 0 {
 			continue
 		}
-		runway := lease.Runway(h.sent, p.clock.Now(), tm)
-		e := h.epoch // the request is what was sent, whenever it lands
 		switch r := s.loop.rng.IntN(10); {
-		case runway < tm.Stop/2 || r == 0:
-			if !h.change(t, "renew", "", func(st journal.State, now time.Time) (journal.Plan, error) {
-				return journal.PlanRenew(st, now, h.me, e, tm.Lease)
-			}) {
-				h.epoch = 0
-			}
+		case h.Runway() < tm.Stop/2 || r == 0:
+			_ = h.Renew(ctx)
 		case r == 1 && len(s.procs) > 1:
-			to := nodeName((p.id + 1 + s.loop.rng.IntN(len(s.procs)-1)) % len(s.procs))
-			h.given = max(h.given, e)
-			if h.change(t, "handoff", to, func(st journal.State, now time.Time) (journal.Plan, error) {
-				return journal.PlanHandoff(st, now, h.me, to, e, tm.Lease)
-			}) {
+			to = nodeName((p.id + 1 + s.loop.rng.IntN(len(s.procs)-1)) % len(s.procs))
+			e := h.Epoch()
+			if _, err := h.Handoff(ctx, to); err == nil {
 				s.loop.logf("%s hands %s epoch %d to %s", p.owner, worldID, e, to)
 			}
-			h.epoch = 0
 		default:
-			h.append(t, 1+s.loop.rng.IntN(3))
-		}
-	}
-}
-
-// change makes a lease change with the planner; it reports success and
-// records the send time of a confirmed write that set the expiry.
-func (h *worldHolder) change(t *thread, op string, to string, plan func(journal.State, time.Time) (journal.Plan, error)) bool {
-	p, s := h.p, h.p.s
-	sent := p.clock.Now()
-	var w *driver.World
-	in := worldInput{kind: wRenew, holder: h.me, epoch: h.epoch, to: to}
-	if op == "handoff" {
-		in.kind = wHandoff
-	}
-	hop := s.worldHistory.begin(p.id, in)
-	err := p.call(t, "world-"+op, s.knobs.CallTimeout, func() error {
-		var err error
-		w, err = s.store.LeaseChange(context.Background(), &driver.LeaseChangeParams{World: worldID, Op: op,
-			Plan: func(cur *driver.World, now time.Time) (journal.Plan, error) { return plan(cur.State, now) }})
-		if err == nil {
-			s.worldHistory.applied(hop, worldOutput{ok: true, epoch: w.Epoch, holder: w.Holder, positions: []int64{w.Position}})
-		} else {
-			s.worldHistory.applied(hop, worldOutput{ok: false})
-		}
-		return err
-	})
-	s.worldHistory.answered(hop, err != errTimeout)
-	if err != nil {
-		return false
-	}
-	if op != "handoff" {
-		h.sent, h.grantedAt = sent, w.GrantedAt
-	}
-	return true
-}
-
-// append appends n entries under the held epoch, once the lease has
-// runway; each acknowledged one is remembered with its position.
-func (h *worldHolder) append(t *thread, n int) {
-	p, s := h.p, h.p.s
-	if lease.Runway(h.sent, p.clock.Now(), s.knobs.Timing) <= 0 {
-		return
-	}
-	// The mirror may have replayed up to the grant or further, to the
-	// head it last read: seen_position is either.
-	seen := h.grantedAt
-	if s.loop.rng.IntN(2) == 0 {
-		seen = max(seen, h.head)
-	}
-	reqs := make([]journal.AppendRequest, n)
-	for i := range reqs {
-		h.seq++
-		reqs[i] = journal.AppendRequest{Holder: h.me, Epoch: h.epoch, SeenPosition: seen, Kind: "x",
-			Payload: []byte(fmt.Sprintf(`{"by":%q,"n":%d}`, p.owner, h.seq))}
-	}
-	var outs []journal.AppendOutcome
-	hop := s.worldHistory.begin(p.id, worldInput{kind: wAppend, holder: h.me, epoch: h.epoch})
-	err := p.call(t, "append", s.knobs.CallTimeout, func() error {
-		var err error
-		outs, err = s.store.JournalAppend(context.Background(), &driver.JournalAppendParams{World: worldID, Requests: reqs})
-		if err == nil {
-			s.oracle.appended(p, reqs, outs)
-			out := worldOutput{ok: true}
-			for _, o := range outs {
-				if o.Err == nil {
-					out.positions = append(out.positions, o.Position)
-				}
+			n := 1 + s.loop.rng.IntN(3)
+			// The mirror has replayed through the grant or further, to
+			// the head last read: seen_position is either.
+			seen := h.GrantedAt()
+			if s.loop.rng.IntN(2) == 0 {
+				seen = max(seen, w.Position)
 			}
-			s.worldHistory.applied(hop, out)
-		}
-		return err
-	})
-	s.worldHistory.answered(hop, err != errTimeout)
-	if err != nil {
-		return
-	}
-	for i, o := range outs {
-		if o.Err != nil {
-			if errors.Is(o.Err, lease.ErrFenced) || errors.Is(o.Err, lease.ErrNotHolder) || errors.Is(o.Err, lease.ErrLeaseExpired) {
-				h.epoch = 0
+			entries := make([]world.Entry, n)
+			for i := range entries {
+				seq++
+				entries[i] = world.Entry{Kind: "x", Payload: []byte(fmt.Sprintf(`{"by":%q,"n":%d}`, p.owner, seq))}
 			}
-			continue
+			_, _ = h.Append(ctx, seen, entries...)
 		}
-		s.oracle.ackedEntries = append(s.oracle.ackedEntries, ackedEntry{position: o.Position, payload: reqs[i].Payload})
 	}
 }
 
