@@ -22,7 +22,7 @@ test-race:
 ## test-load: the 10,000-run load test on both drivers, without the race detector (CI runs it)
 .PHONY: test-load
 test-load:
-	$(GO) test -count=1 -run 'TestManyRunsAcrossFourWorkers' -v ./scheduler
+	$(GO) test -count=1 -run 'TestManyRunsAcrossFourWorkers' -v ./internal/scheduler
 
 ## sim: many simulator seeds (SEEDS, from FROM; default 5000 from 1), all cores
 SEEDS ?= 5000
@@ -34,8 +34,8 @@ sim:
 ## sim-ci: the fixed simulator block CI runs: 500 seeds without -race, and each planted bug caught within 1,000 seeds
 .PHONY: sim-ci
 sim-ci:
-	$(GO) test -count=1 -run '^TestSeeds$$' -v ./sim
-	$(GO) test -tags simbugs -count=1 -run '^TestPlantedBugsAreCaught$$' -v ./sim
+	$(GO) test -count=1 -run '^TestSeeds$$' -v ./internal/sim
+	$(GO) test -tags simbugs -count=1 -run '^TestPlantedBugsAreCaught$$' -v ./internal/sim
 
 ## model: check the Promela model of the lease protocol with spin (and that each planted bug yields a counterexample)
 .PHONY: model
@@ -53,7 +53,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags simbugs ./sim ./keeper ./driver/sqlite
+	$(GO) vet -tags simbugs ./internal/sim ./internal/keeper ./driver/sqlite
 	cd bench/peers && $(GO) build -o /dev/null ./... && $(GO) vet ./...
 
 ## bench: Go benchmarks (ReportAllocs) and the side-by-side `leasehold bench journal`

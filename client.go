@@ -10,8 +10,8 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/scheduler"
-	"github.com/leasehold/leasehold/world"
+	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/internal/world"
 )
 
 // Entry is one position of a world's journal.

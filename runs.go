@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/keeper"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/scheduler"
+	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // Run is a run's row; see package runs for its states.

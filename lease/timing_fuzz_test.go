@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/leasehold/leasehold/keeper"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/lease"
 )
 

@@ -8,14 +8,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
-	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/scheduler"
 )
 
-// leaseholdSystem measures Leasehold through its public packages. The shape
+// leaseholdSystem measures Leasehold through its public API (the root
+// package and a driver), as a user would. The shape
 // logic is copied from internal/bench/runs.go (not importable from another
 // module) and must stay in step with it, so these figures match
 // `leasehold bench runs`: one Worker, FetchInterval 5ms, the store opened
@@ -28,37 +27,24 @@ func (leaseholdSystem) CompletedQuery() string {
 	return "SELECT count(*) FROM runs WHERE state = 'completed'"
 }
 
-// leaseholdStore is what the shapes need: the scheduler's store, migrations,
-// settings and Close.
-type leaseholdStore interface {
-	scheduler.Store
-	Migrate(context.Context) (driver.MigrateResult, error)
-	Settings(context.Context) (driver.Settings, error)
-	Close() error
-}
-
-var (
-	_ leaseholdStore = (*postgres.Driver)(nil)
-	_ leaseholdStore = (*sqlite.Driver)(nil)
-)
-
 func (leaseholdSystem) Measure(ctx context.Context, cfg config, t target, shape string, n int) (measurement, error) {
 	quiet := slog.New(slog.DiscardHandler)
-	var store leaseholdStore
+	var d leasehold.Driver
 	var err error
 	switch t.Store {
 	case storePostgres:
-		store, err = postgres.Open(ctx, postgres.Config{URL: t.PostgresURL, Schema: t.Schema, GeneralConns: 16, Logger: quiet})
+		d, err = postgres.Open(ctx, postgres.Config{URL: t.PostgresURL, Schema: t.Schema, GeneralConns: 16, Logger: quiet})
 	default:
-		store, err = sqlite.Open(ctx, sqlite.Config{Path: t.SQLitePath, Logger: quiet})
+		d, err = sqlite.Open(ctx, sqlite.Config{Path: t.SQLitePath, Logger: quiet})
 	}
 	if err != nil {
 		return measurement{}, fmt.Errorf("opening: %w", err)
 	}
-	defer store.Close()
-	if _, err := store.Migrate(ctx); err != nil {
-		return measurement{}, fmt.Errorf("migrating: %w", err)
+	store, err := leasehold.NewClient(ctx, d, leasehold.Config{Logger: quiet}) // migrates
+	if err != nil {
+		return measurement{}, fmt.Errorf("opening the client: %w", err)
 	}
+	defer store.Close()
 	s, err := store.Settings(ctx)
 	if err != nil {
 		return measurement{}, fmt.Errorf("reading settings: %w", err)
@@ -77,14 +63,14 @@ func (leaseholdSystem) Measure(ctx context.Context, cfg config, t target, shape 
 
 // leaseholdDrain pre-fills n runs, then times one worker working the queue
 // empty, up to its Stop (which flushes the completions).
-func leaseholdDrain(ctx context.Context, store scheduler.Store, conc, n int) (elapsed, stop time.Duration, err error) {
+func leaseholdDrain(ctx context.Context, store *leasehold.Client, conc, n int) (elapsed, stop time.Duration, err error) {
 	const queue = "drain"
 	for i := 0; i < n; i += 1000 {
-		batch := make([]runs.Enqueue, min(1000, n-i))
+		batch := make([]leasehold.Enqueue, min(1000, n-i))
 		for j := range batch {
-			batch[j] = runs.Enqueue{Queue: queue, Payload: []byte(strconv.Itoa(i + j))}
+			batch[j] = leasehold.Enqueue{Queue: queue, Payload: []byte(strconv.Itoa(i + j))}
 		}
-		if _, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch}); err != nil {
+		if _, err := store.Enqueue(ctx, batch...); err != nil {
 			return 0, 0, fmt.Errorf("enqueueing: %w", err)
 		}
 	}
@@ -97,7 +83,7 @@ func leaseholdDrain(ctx context.Context, store scheduler.Store, conc, n int) (el
 
 // leaseholdMixed enqueues n runs in batches of 100 while the worker works
 // them, and times the whole.
-func leaseholdMixed(ctx context.Context, store scheduler.Store, conc, n int) (elapsed, stop time.Duration, err error) {
+func leaseholdMixed(ctx context.Context, store *leasehold.Client, conc, n int) (elapsed, stop time.Duration, err error) {
 	const queue = "mixed"
 	start := time.Now()
 	started := make(chan struct{})
@@ -110,11 +96,11 @@ func leaseholdMixed(ctx context.Context, store scheduler.Store, conc, n int) (el
 			return
 		}
 		for i := 0; i < n; i += 100 {
-			batch := make([]runs.Enqueue, min(100, n-i))
+			batch := make([]leasehold.Enqueue, min(100, n-i))
 			for j := range batch {
-				batch[j] = runs.Enqueue{Queue: queue}
+				batch[j] = leasehold.Enqueue{Queue: queue}
 			}
-			if _, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch}); err != nil {
+			if _, err := store.Enqueue(ctx, batch...); err != nil {
 				errc <- fmt.Errorf("enqueueing: %w", err)
 				return
 			}
@@ -133,21 +119,16 @@ func leaseholdMixed(ctx context.Context, store scheduler.Store, conc, n int) (el
 // leaseholdWork starts one worker with a no-op handler and returns once n
 // runs were handled and the worker has stopped (its completions flushed),
 // with the time the stop took.
-func leaseholdWork(ctx context.Context, store scheduler.Store, queue string, conc, n int, started chan<- struct{}) (time.Duration, error) {
+func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, conc, n int, started chan<- struct{}) (time.Duration, error) {
 	quiet := slog.New(slog.DiscardHandler)
-	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
-	if err := events.Start(ctx); err != nil {
-		return 0, err
-	}
-	defer events.Stop(context.WithoutCancel(ctx))
 	var handled atomic.Int64
 	done := make(chan struct{})
-	w, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: "bench-0",
+	w, err := store.NewWorker(leasehold.WorkerConfig{Owner: "bench-0",
 		Queues: map[string]int{queue: conc}, Logger: quiet, FetchInterval: 5 * time.Millisecond})
 	if err != nil {
 		return 0, err
 	}
-	w.Handle(queue, func(context.Context, *scheduler.Run) error {
+	w.Handle(queue, func(context.Context, *leasehold.RunHandle) error {
 		if handled.Add(1) == int64(n) {
 			close(done)
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leasehold/leasehold/internal/bench"
-	"github.com/leasehold/leasehold/keeper"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/scheduler"
+	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // runBenchHeartbeats is `leasehold bench heartbeats`: the renewal traffic

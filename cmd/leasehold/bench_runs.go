@@ -13,7 +13,7 @@ import (
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
 	"github.com/leasehold/leasehold/internal/bench"
-	"github.com/leasehold/leasehold/scheduler"
+	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // runBenchRuns is `leasehold bench runs`: runs/s with a no-op handler,

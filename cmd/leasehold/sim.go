@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/internal/bugs"
-	"github.com/leasehold/leasehold/sim"
+	"github.com/leasehold/leasehold/internal/sim"
 )
 
 // runSim is `leasehold sim`: seeds of the deterministic simulator with a

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/keeper"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/scheduler"
+	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // HeartbeatConfig shapes a heartbeat benchmark: Runs runs held at once by

@@ -10,7 +10,7 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/world"
+	"github.com/leasehold/leasehold/internal/world"
 )
 
 // AppendResult is one measured configuration.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/scheduler"
+	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // RunsConfig shapes a runs benchmark.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/keeper"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/runs"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/scheduler"
+	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // scale divides every timing of a scenario: the run defaults, the pool's

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/internal/witness"
-	"github.com/leasehold/leasehold/keeper"
+	"github.com/leasehold/leasehold/internal/keeper"
 )
 
 // The observer is the parent's HTTP server: the witness (its own handler,

@@ -69,20 +69,20 @@ var rules = map[string]rule{
 	// one lifecycle and the one batcher every service is built on
 	"internal/startstop": {layer: "machinery", inside: foundation},
 	"internal/batcher":   {layer: "machinery", inside: join(foundation, []string{"internal/startstop"})},
-	"keeper":             {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
-	"doctor":             {layer: "machinery", inside: foundation},
-	"world":              {layer: "machinery", inside: join(driverAPI, lifecycle)},
-	"scheduler":          {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"keeper", "doctor"})},
+	"internal/keeper":    {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
+	"internal/doctor":    {layer: "machinery", inside: foundation},
+	"internal/world":     {layer: "machinery", inside: join(driverAPI, lifecycle)},
+	"internal/scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/doctor"})},
 
 	// the public face: the machinery, never a concrete driver (the user
 	// passes one to NewClient), so it links neither database library
-	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"keeper", "scheduler", "world", "doctor"}),
+	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "internal/doctor"}),
 		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// a program on the embedded store alone links no pgx
 	"examples/sqliteonly": {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},
 
 	// tools and test infrastructure
-	"sim": {layer: "tool", inside: join(driverAPI, lifecycle, []string{"keeper", "scheduler", "world", "driver/sqlite",
+	"internal/sim": {layer: "tool", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "driver/sqlite",
 		"internal/bugs"}), outside: []string{"github.com/anishathalye/porcupine"}},
 	// drivertest → world is the one crossing left: its sweep case drives
 	// world.Sweeper; the thin-drivers change moves the sweep loop and drops it.
@@ -265,13 +265,13 @@ func TestLayerRuleRefuses(t *testing.T) {
 	t.Parallel()
 	require.NotEmpty(t, rules["journal"].check(module+"/driver"), "the pure core importing the driver interface")
 	require.NotEmpty(t, rules["runs"].check("database/sql"), "the pure core doing I/O")
-	require.NotEmpty(t, rules["scheduler"].check(module+"/driver/postgres"), "the machinery importing a concrete driver")
+	require.NotEmpty(t, rules["internal/scheduler"].check(module+"/driver/postgres"), "the machinery importing a concrete driver")
 	require.NotEmpty(t, rules["driver/sqlite"].check(module+"/driver/postgres"), "one driver importing another")
 	require.NotEmpty(t, rules["driver/sqlite"].check("github.com/jackc/pgx/v5"), "SQLite linking pgx")
-	require.NotEmpty(t, rules["keeper"].check(module+"/driver"), "the keeper reaching the store other than through its Flusher")
+	require.NotEmpty(t, rules["internal/keeper"].check(module+"/driver"), "the keeper reaching the store other than through its Flusher")
 	require.NotEmpty(t, rules[""].check(module+"/driver/postgres"), "the public face importing a concrete driver")
-	require.Empty(t, rules["scheduler"].check(module+"/keeper"))
-	chain := map[string][]string{"": {module + "/scheduler"}, "scheduler": {module + "/driver/postgres"},
+	require.Empty(t, rules["internal/scheduler"].check(module+"/internal/keeper"))
+	chain := map[string][]string{"": {module + "/internal/scheduler"}, "internal/scheduler": {module + "/driver/postgres"},
 		"driver/postgres": {"github.com/jackc/pgx/v5/pgxpool"}}
 	require.Contains(t, linked(chain, ""), "github.com/jackc/pgx/v5/pgxpool", "a link two packages down is found")
 }

@@ -1,0 +1,220 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/internal/doctor"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runs"
+	"github.com/leasehold/leasehold/internal/scheduler"
+)
+
+// renewCounter counts the renewal statements a worker sends, by path.
+type renewCounter struct {
+	scheduler.Store
+	sync, drains atomic.Int64
+}
+
+func (s *renewCounter) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*driver.Run, error) {
+	s.sync.Add(1)
+	return s.Store.RunRenew(ctx, p)
+}
+
+func (s *renewCounter) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
+	s.drains.Add(1)
+	return s.Store.RunRenewMany(ctx, p)
+}
+
+// fastTiming is a valid run timing short enough for real-time tests.
+var fastTiming = lease.Timing{Lease: 3 * time.Second, Renew: 150 * time.Millisecond, Drain: 100 * time.Millisecond,
+	Stop: 1500 * time.Millisecond, Skew: 500 * time.Millisecond, Poll: 100 * time.Millisecond}
+
+func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
+	t.Parallel()
+	for _, sk := range storeKinds {
+		t.Run(sk.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store, _ := sk.open(t, clock.Real())
+			counter := &renewCounter{Store: store}
+			const n = 20
+			for range n {
+				_, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}}})
+				require.NoError(t, err)
+			}
+			quiet := slog.New(slog.DiscardHandler)
+			events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
+			require.NoError(t, events.Start(context.Background()))
+			defer events.Stop(context.Background())
+			w, err := scheduler.NewWorker(counter, events, scheduler.WorkerConfig{Queues: map[string]int{"q": n},
+				Timing: fastTiming, Logger: quiet})
+			require.NoError(t, err)
+			require.Equal(t, keeper.ModeWriteBehind, w.Mode(), "the default")
+			release := make(chan struct{})
+			var held sync.WaitGroup
+			held.Add(n)
+			w.Handle("q", func(ctx context.Context, r *scheduler.Run) error {
+				held.Done()
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+				return r.Gate(ctx, 100*time.Millisecond) // the lease is still good
+			})
+			require.NoError(t, w.Start(ctx))
+			held.Wait()
+
+			// Each mode for a dozen renewal periods; the statements go to its path.
+			phase := func(m keeper.Mode) (syncs, drains int64) {
+				require.NoError(t, w.SetMode(m))
+				time.Sleep(fastTiming.Renew) // the switch takes effect at each run's next renewal
+				s0, d0 := counter.sync.Load(), counter.drains.Load()
+				time.Sleep(12 * fastTiming.Renew)
+				return counter.sync.Load() - s0, counter.drains.Load() - d0
+			}
+			s, d := phase(keeper.ModeWriteBehind)
+			require.Zero(t, s, "writebehind: no synchronous renewal")
+			require.Positive(t, d)
+			require.Less(t, d, int64(25), "writebehind: about one drain per T_drain for all %d runs", n)
+			s, d = phase(keeper.ModeSync)
+			// 12 periods × n runs if the box keeps up; a loaded CI box may not.
+			require.Greater(t, s, int64(n*3), "sync: every run renews every T_renew")
+			require.Zero(t, d, "sync: the drain issues nothing")
+			s, d = phase(keeper.ModeDark)
+			require.Greater(t, s, int64(n*3), "dark: the sync writes stay")
+			require.Positive(t, d, "dark: and the drain runs beside them")
+			s, d = phase(keeper.ModeWriteBehind)
+			require.Zero(t, s, "back to writebehind")
+			require.Positive(t, d)
+			st := w.Keeper().Stats()
+			require.Zero(t, st.Lost)
+			require.Zero(t, st.SelfStops)
+
+			close(release)
+			require.NoError(t, w.Stop(ctx))
+			for id := int64(1); id <= n; id++ {
+				r, err := store.RunGet(ctx, &driver.RunGetParams{ID: id})
+				require.NoError(t, err)
+				require.Equal(t, runs.StateCompleted, r.State, "run %d kept its lease through every switch", id)
+			}
+		})
+	}
+}
+
+// steppingClock is a store clock that jumps forward by step after its
+// first calls: an NTP step, or a failover to a host whose clock is ahead.
+type steppingClock struct {
+	clock.Clock
+	calls atomic.Int64
+	after int64
+	step  time.Duration
+}
+
+func (c *steppingClock) Now() time.Time {
+	if c.calls.Add(1) > c.after {
+		return c.Clock.Now().Add(c.step)
+	}
+	return c.Clock.Now()
+}
+
+func TestWriteBehindStartupRefusesAStoreClockStep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	step := &steppingClock{Clock: clock.Real(), after: 5, step: 20 * time.Second}
+	store, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "lh.db"), Clock: step})
+	require.NoError(t, err)
+	defer store.Close()
+	_, err = store.Migrate(ctx)
+	require.NoError(t, err)
+	quiet := slog.New(slog.DiscardHandler)
+	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
+	newWorker := func(m keeper.Mode) *scheduler.Worker {
+		w, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Queues: map[string]int{"q": 1}, Mode: m, Logger: quiet})
+		require.NoError(t, err)
+		w.Handle("q", func(context.Context, *scheduler.Run) error { return nil })
+		return w
+	}
+	step.calls.Store(0)
+	err = newWorker(keeper.ModeWriteBehind).Start(ctx)
+	require.ErrorIs(t, err, doctor.ErrClockUnsafe)
+	require.ErrorContains(t, err, "step of +20s")
+	require.ErrorContains(t, err, "> S 15s")
+
+	w := newWorker(keeper.ModeSync) // sync does not rely on the bound
+	require.NoError(t, w.Start(ctx))
+	require.NoError(t, w.Stop(ctx))
+}
+
+// failingDrains is a store whose write-behind drains all fail (a broken
+// path to the database for that one statement) while every other call
+// works: the worker cannot confirm its leases but can still write.
+type failingDrains struct{ scheduler.Store }
+
+func (failingDrains) RunRenewMany(context.Context, *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
+	return nil, errors.New("drain path down")
+}
+
+// TestSelfStopRecordsItsReason: drains that keep failing never fail the
+// run by themselves; the worker's durable lag reaches D_stop, it stops the
+// run itself, and — the store being reachable — records why with the
+// failed attempt, which is retried.
+func TestSelfStopRecordsItsReason(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, _ := storeKinds[0].open(t, clock.Real())
+	enq, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q", MaxAttempts: 5}}})
+	require.NoError(t, err)
+	quiet := slog.New(slog.DiscardHandler)
+	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
+	require.NoError(t, events.Start(context.Background()))
+	defer events.Stop(context.Background())
+	w, err := scheduler.NewWorker(failingDrains{store}, events, scheduler.WorkerConfig{Queues: map[string]int{"q": 1},
+		Timing: fastTiming, Logger: quiet, Backoff: runs.Backoff{Base: time.Hour, Max: time.Hour}})
+	require.NoError(t, err)
+	stopped := make(chan error, 1)
+	started := time.Now()
+	w.Handle("q", func(ctx context.Context, r *scheduler.Run) error {
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return ctx.Err()
+	})
+	require.NoError(t, w.Start(ctx))
+	defer w.Stop(ctx)
+	var cause error
+	select {
+	case cause = <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no self-stop")
+	}
+	elapsed := time.Since(started)
+	var le *keeper.LostError
+	require.ErrorAs(t, cause, &le)
+	require.True(t, le.SelfStop)
+	require.GreaterOrEqual(t, elapsed, fastTiming.Stop, "not before D_stop")
+	require.Eventually(t, func() bool {
+		r, err := store.RunGet(ctx, &driver.RunGetParams{ID: enq[0].Run.ID})
+		return err == nil && r.State == runs.StateAvailable && strings.Contains(r.Reason, "self-stopped")
+	}, 5*time.Second, 10*time.Millisecond, "the failed attempt records the self-stop")
+	r, err := store.RunGet(ctx, &driver.RunGetParams{ID: enq[0].Run.ID})
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Attempt)
+	st := w.Keeper().Stats()
+	require.Equal(t, uint64(1), st.SelfStops)
+	require.Positive(t, st.FlushErrors, "the drains were tried, and retried")
+	require.Zero(t, st.Lost)
+}

@@ -1,0 +1,233 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Store is what a worker needs of a driver.
+type Store interface {
+	driver.RunStore
+	driver.EffectStore
+}
+
+// ErrUncertain: an effect was started (its intent recorded) but never
+// committed — by an earlier holder, or by this one before a failure — so it
+// may or may not have happened. It is never re-run silently: the handler
+// reconciles (for example by asking the downstream system with the
+// idempotency key) and calls Run.ResolveEffect.
+var ErrUncertain = errors.New("leasehold: effect outcome is uncertain")
+
+// UncertainEffectError names the uncertain effect. It unwraps to ErrUncertain.
+type UncertainEffectError struct {
+	RunID       int64
+	Key         string
+	IntentFence int64 // the fence the intent was recorded under
+}
+
+func (e *UncertainEffectError) Error() string {
+	return fmt.Sprintf("effect %q of run %d was started under fence %d and never committed: reconcile it and call ResolveEffect",
+		e.Key, e.RunID, e.IntentFence)
+}
+
+// Unwrap returns ErrUncertain.
+func (e *UncertainEffectError) Unwrap() error { return ErrUncertain }
+
+// EffectToken is handed to an effect function for use downstream: a
+// downstream store that remembers the highest Fence it has seen per
+// IdempotencyKey and rejects lower ones is the only full protection against a
+// holder that paused past its lease.
+type EffectToken struct {
+	Fence          int64
+	IdempotencyKey string // "<run id>:<key>", stable across attempts
+}
+
+// Run is a handler's handle on the run it holds. Its Context is cancelled
+// the moment the lease is lost (or the worker stops).
+type Run struct {
+	ID      int64
+	Queue   string
+	Payload []byte
+	Attempt int
+	Fence   int64
+
+	ctx    context.Context
+	store  Store
+	events *EventCommitter
+	stream *eventStream
+	timing lease.Timing
+	lease  *keeper.Entry
+
+	mu     sync.Mutex
+	result []byte
+}
+
+// Context is cancelled when the lease is lost or the worker stops.
+func (r *Run) Context() context.Context { return r.ctx }
+
+// SetResult records the JSON result written when the handler returns nil.
+func (r *Run) SetResult(result []byte) {
+	r.mu.Lock()
+	r.result = result
+	r.mu.Unlock()
+}
+
+// Gate is the side-effect gate (SPEC §2): nil when the run's durably
+// confirmed lease runway covers an effect of at most maxDur plus the
+// margin, with no store call; short of that, one synchronous renewal is
+// tried, and if still short it returns lease.ErrLeaseRunway (a
+// *keeper.RunwayError) and the run stops. Effect and Tx call it; call it
+// directly before a side effect of your own.
+func (r *Run) Gate(ctx context.Context, maxDur time.Duration) error {
+	return r.lease.Gate(ctx, maxDur)
+}
+
+// Effect performs an idempotent side effect at most once per (run, key):
+// a committed result is returned without calling fn; otherwise the gate
+// must pass for maxDur, the intent is recorded under this run's fence, fn
+// is called once with a context bounded by maxDur and the run's lease, and
+// its result committed. If an intent exists without a commit, Effect
+// returns *UncertainEffectError and does not call fn. maxDur must fit the
+// lease (lease.Timing.CheckEffect).
+//
+// The gate comes before the intent: a refusal then leaves nothing behind,
+// where a refusal after it would leave an intent that was never acted on
+// and that the next holder would have to treat as uncertain. It is asked
+// again after the intent, immediately before fn, since the intent's round
+// trip may outlast the margin (a gap found while writing the simulator).
+func (r *Run) Effect(ctx context.Context, key string, maxDur time.Duration,
+	fn func(ctx context.Context, tok EffectToken) ([]byte, error)) ([]byte, error) {
+	if err := r.timing.CheckEffect(maxDur); err != nil {
+		return nil, err
+	}
+	if err := r.Gate(ctx, maxDur); err != nil {
+		return nil, fmt.Errorf("effect %q of run %d: %w", key, r.ID, err)
+	}
+	eff, err := r.store.RunEffectBegin(ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: key})
+	if err != nil {
+		return nil, err
+	}
+	switch eff.Outcome {
+	case driver.EffectCommitted:
+		return eff.Result, nil
+	case driver.EffectUncertain:
+		return nil, &UncertainEffectError{RunID: r.ID, Key: key, IntentFence: eff.Fence}
+	}
+	// The gate again, at the last moment: the intent's round trip may have
+	// taken longer than the margin allows for (a slow or stalled store),
+	// and the gate's promise holds only from its own check. A refusal here
+	// leaves the intent without a commit — uncertain for the next holder,
+	// which is safe: the effect was not started.
+	if err := r.Gate(ctx, maxDur); err != nil {
+		return nil, fmt.Errorf("effect %q of run %d, after its intent: %w", key, r.ID, err)
+	}
+	fctx, cancel := context.WithTimeout(mergeDone(ctx, r.ctx), maxDur)
+	defer cancel()
+	result, err := fn(fctx, EffectToken{Fence: r.Fence, IdempotencyKey: fmt.Sprintf("%d:%s", r.ID, key)})
+	if err != nil {
+		return nil, fmt.Errorf("effect %q: %w", key, err)
+	}
+	if result != nil {
+		if result, err = journal.NormalizePayload(result); err != nil {
+			return nil, fmt.Errorf("effect %q result: %w", key, err)
+		}
+	}
+	if _, err := r.store.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: key, Result: result}); err != nil {
+		return nil, fmt.Errorf("committing effect %q: %w", key, err)
+	}
+	return result, nil
+}
+
+// ResolveEffect settles an uncertain effect after reconciling it: happened
+// records it as committed with result; otherwise the next Effect with that
+// key runs it again.
+//
+// Reconcile by asking the downstream system with the idempotency key AND
+// this run's fence (EffectToken.Fence), and have it refuse lower tokens for
+// that key from then on: otherwise a holder that paused before its call
+// could still be accepted after you found nothing and ran the effect
+// yourself (model/README.md, limit-zombie-double; internal/witness
+// Reconcile shows the downstream side).
+func (r *Run) ResolveEffect(ctx context.Context, key string, happened bool, result []byte) error {
+	_, err := r.store.RunEffectResolve(ctx, &driver.RunEffectResolveParams{RunID: r.ID, Fence: r.Fence, Key: key,
+		Committed: happened, Result: result})
+	return err
+}
+
+// Tx runs fn — the caller's own writes to the same database — in one
+// transaction with a locking fence check of this run and the commit of
+// effect key: exactly once, never uncertain. tx is a pgx.Tx on Postgres and
+// a *sql.Tx on SQLite. A key already committed returns nil without calling fn.
+// The gate must pass first (with no declared duration: the margin only),
+// though the fence check inside the transaction is what makes it safe.
+func (r *Run) Tx(ctx context.Context, key string, fn func(tx any) error) error {
+	if err := r.Gate(ctx, 0); err != nil {
+		return fmt.Errorf("tx %q of run %d: %w", key, r.ID, err)
+	}
+	_, err := r.store.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key}, fn)
+	return err
+}
+
+// Emit appends an event to the run's ordered log. It returns once the event
+// is queued for the group committer (blocking while its buffer is full);
+// Step waits until it is durable. After an event of this run was refused
+// for its fence, Emit returns ErrFenced. An Emit that could not queue its
+// event (ctx ended while the buffer was full, or the committer stopped)
+// fails the run's later Emits and Steps with the same error: the event is
+// never silently dropped behind an acknowledgement.
+func (r *Run) Emit(ctx context.Context, kind string, payload []byte) error {
+	if err := journal.ValidateID("kind", kind); err != nil {
+		return err
+	}
+	p, err := journal.NormalizePayload(payload)
+	if err != nil {
+		return err
+	}
+	seq, err := r.stream.next()
+	if err != nil {
+		return fmt.Errorf("emit to run %d under fence %d: %w", r.ID, r.Fence, err)
+	}
+	if err := r.events.add(ctx, eventItem{ev: driver.RunEventInsert{RunID: r.ID, Fence: r.Fence, Seq: seq, Kind: kind, Payload: p}, s: r.stream}); err != nil {
+		// The sequence number is taken but the event was never queued: the
+		// stream can no longer become durable up to it, so Step reports
+		// the failure instead of waiting for an event that will not come.
+		err = fmt.Errorf("emit to run %d under fence %d: %w", r.ID, r.Fence, err)
+		r.stream.fail(err)
+		return err
+	}
+	return nil
+}
+
+// Step returns once every event emitted so far is durable, or ErrFenced if
+// the run's events were refused because it is no longer held.
+func (r *Run) Step(ctx context.Context) error {
+	if err := r.stream.wait(ctx); err != nil {
+		return fmt.Errorf("step of run %d under fence %d: %w", r.ID, r.Fence, err)
+	}
+	return nil
+}
+
+// mergeDone returns a context with a's values that is also done when b is.
+func mergeDone(a, b context.Context) context.Context {
+	ctx, cancel := context.WithCancelCause(a)
+	stop := context.AfterFunc(b, func() { cancel(context.Cause(b)) })
+	context.AfterFunc(ctx, func() { stop() })
+	return ctx
+}
+
+// blockError asks the worker to block the run.
+type blockError struct{ reason string }
+
+func (e *blockError) Error() string { return "block: " + e.reason }
+
+// Block is returned by a handler to park its run until an external signal
+// (Unblock); the lease is released.
+func Block(reason string) error { return &blockError{reason: reason} }

@@ -1,0 +1,459 @@
+package scheduler
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/internal/doctor"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/startstop"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// Handler works one run. Returning nil completes it (with the result set by
+// Run.SetResult); Block(reason) blocks it; any other error fails the
+// attempt, which is retried with backoff until its attempts are exhausted.
+type Handler func(ctx context.Context, r *Run) error
+
+// WorkerConfig configures a Worker. Zero values mean the defaults.
+type WorkerConfig struct {
+	// Owner identifies this worker in the runs it claims. Defaults to
+	// "<hostname>-<pid>-<random>": a restarted worker is a new owner, and
+	// the fence, not the owner, is what keeps it from writing as the old one.
+	Owner string
+	// Queues maps each queue to its concurrency limit. Required.
+	Queues map[string]int
+	// Timing is the run lease timing. Zero fields take lease.RunDefaults().
+	Timing lease.Timing
+	// Mode is the heartbeat mode (SPEC §2); switch it at runtime with
+	// SetMode. Defaults to keeper.ModeWriteBehind: every T_renew each held
+	// run's wanted expiry advances in memory and one drain per T_drain
+	// renews them all in one statement. keeper.ModeSync renews each run
+	// with its own synchronous fenced UPDATE every T_renew (the baseline);
+	// keeper.ModeDark does both, enforcing sync and counting differences.
+	Mode keeper.Mode
+	// ClockCheck is how long Start samples the store clock against this
+	// process's monotonic clock (doctor.Sample, 11 probes) before it starts
+	// in writebehind mode: Start refuses with a *doctor.SkewError when the
+	// store clock's drift over a term or an observed step may exceed S
+	// (SPEC §1), naming the figures. Defaults to 250ms; negative skips the
+	// check (tests on a fake clock). Other modes do not check: their
+	// synchronous renewals do not rely on the bound.
+	ClockCheck time.Duration
+	// Backoff spaces retries. Zero fields take runs.Backoff's defaults.
+	Backoff runs.Backoff
+	// FetchInterval is how long an idle queue waits before claiming again.
+	// Defaults to 50ms.
+	FetchInterval time.Duration
+	// FetchCooldown is how long a queue waits, after a handler frees a
+	// slot, before claiming again, so that one claim fills several freed
+	// slots. Defaults to 1ms.
+	FetchCooldown time.Duration
+
+	// Clock defaults to the real clock (it drives heartbeats and polling).
+	Clock clock.Clock
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+var _ startstop.Service = (*Worker)(nil)
+
+// Worker claims runs of its queues and works them with registered
+// handlers, renewing each lease while its handler runs and cancelling the
+// handler's context the moment the lease is lost.
+type Worker struct {
+	store    Store
+	events   *EventCommitter
+	cfg      WorkerConfig
+	handlers map[string]Handler
+
+	life    startstop.Lifecycle
+	mu      sync.Mutex         // guards handlers
+	cancel  context.CancelFunc // stops fetching; set by Start, read by Stop
+	hctx    context.Context    // parent of every handler context
+	hcancel context.CancelFunc
+	fetch   sync.WaitGroup
+	running sync.WaitGroup
+	wake    map[string]chan struct{}
+
+	completer *completer
+	keeper    *keeper.Keeper
+}
+
+// NewWorker validates cfg and returns a stopped worker. events is the
+// process's event committer (started by the caller).
+func NewWorker(store Store, events *EventCommitter, cfg WorkerConfig) (*Worker, error) {
+	cfg.Timing = cfg.Timing.WithDefaults(lease.RunDefaults())
+	if err := cfg.Timing.Validate(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Queues) == 0 {
+		return nil, &journal.InputError{Field: "queues", Problem: "a worker needs at least one queue"}
+	}
+	for q, n := range cfg.Queues {
+		if err := runs.ValidateQueue(q); err != nil {
+			return nil, err
+		}
+		if n < 1 || n > 10000 {
+			return nil, &journal.InputError{Field: "queues", Problem: fmt.Sprintf("queue %q: concurrency %d is outside 1..10000", q, n)}
+		}
+	}
+	if cfg.Owner == "" {
+		host, _ := os.Hostname()
+		b := make([]byte, 4)
+		_, _ = crand.Read(b)
+		cfg.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+	}
+	if err := journal.ValidateID("owner", cfg.Owner); err != nil {
+		return nil, err
+	}
+	if cfg.FetchInterval <= 0 {
+		cfg.FetchInterval = 50 * time.Millisecond
+	}
+	if cfg.ClockCheck == 0 {
+		cfg.ClockCheck = 250 * time.Millisecond
+	}
+	if cfg.FetchCooldown <= 0 {
+		cfg.FetchCooldown = time.Millisecond
+	}
+
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	w := &Worker{store: store, events: events, cfg: cfg, handlers: map[string]Handler{}, wake: map[string]chan struct{}{},
+		completer: newCompleter(store, cfg.Clock, 2*cfg.Timing.Drain, cfg.Logger)}
+	w.life.Name = "worker " + cfg.Owner
+	k, err := keeper.New(keeper.Config{Kind: "runs", Timing: cfg.Timing, Mode: cfg.Mode, Clock: cfg.Clock, Logger: cfg.Logger,
+		Flusher: keeper.FlusherFunc(w.flush)})
+	if err != nil {
+		return nil, err
+	}
+	w.keeper = k
+	return w, nil
+}
+
+// flush is the keeper's drain: one RunRenewMany for every dirty lease.
+func (w *Worker) flush(ctx context.Context, refs []keeper.Ref) ([]int, error) {
+	p := &driver.RunRenewManyParams{Owner: w.cfg.Owner, Lease: w.cfg.Timing.Lease, Runs: make([]driver.RunLeaseRef, len(refs))}
+	for i, r := range refs {
+		p.Runs[i] = driver.RunLeaseRef{ID: r.ID, Fence: r.Fence}
+	}
+	res, err := w.store.RunRenewMany(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return res.Lost, nil
+}
+
+// Mode returns the heartbeat mode.
+func (w *Worker) Mode() keeper.Mode { return w.keeper.Mode() }
+
+// SetMode switches the heartbeat mode at runtime (reversible): runs already
+// held change over at their next renewal.
+func (w *Worker) SetMode(m keeper.Mode) error { return w.keeper.SetMode(m) }
+
+// Keeper returns the worker's lease keeper: its Stats and Prometheus
+// Collector.
+func (w *Worker) Keeper() *keeper.Keeper { return w.keeper }
+
+// Owner returns the worker's owner id.
+func (w *Worker) Owner() string { return w.cfg.Owner }
+
+// Handle registers the handler of a queue. Call before Start.
+func (w *Worker) Handle(queue string, h Handler) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.handlers[queue] = h
+}
+
+// Start begins claiming runs on every configured queue. It is idempotent
+// while the worker runs; after Stop it returns startstop.ErrStopped. In
+// writebehind mode it first checks the store clock (see ClockCheck), with
+// no lock held across that round trip.
+func (w *Worker) Start(ctx context.Context) error {
+	return w.life.Start(ctx, func(runCtx context.Context) error {
+		w.mu.Lock()
+		for q := range w.cfg.Queues {
+			if w.handlers[q] == nil {
+				w.mu.Unlock()
+				return &journal.InputError{Field: "queues", Problem: fmt.Sprintf("queue %q has no handler", q)}
+			}
+		}
+		w.mu.Unlock()
+		if err := w.checkClock(runCtx); err != nil {
+			return err
+		}
+		// Handlers outlive the Start context: Stop decides when they end.
+		w.hctx, w.hcancel = context.WithCancel(context.WithoutCancel(runCtx))
+		if err := w.completer.b.Start(context.WithoutCancel(runCtx)); err != nil {
+			w.hcancel()
+			return err
+		}
+		if err := w.keeper.Start(context.WithoutCancel(runCtx)); err != nil {
+			w.hcancel()
+			_ = w.completer.b.Stop(context.Background()) // empty: nothing was claimed yet
+			return err
+		}
+		var fctx context.Context
+		fctx, w.cancel = context.WithCancel(runCtx)
+		for q := range w.cfg.Queues {
+			w.wake[q] = make(chan struct{}, 1)
+		}
+		for q, n := range w.cfg.Queues {
+			w.fetch.Add(1)
+			w.life.Go("fetch "+q, func() { w.fetchLoop(fctx, q, n) })
+		}
+		return nil
+	})
+}
+
+// Started is closed once the worker claims.
+func (w *Worker) Started() <-chan struct{} { return w.life.Started() }
+
+// Stopped is closed once the worker, its completer and keeper stopped.
+func (w *Worker) Stopped() <-chan struct{} { return w.life.Stopped() }
+
+// checkClock is write-behind start-up's clock check (see ClockCheck).
+func (w *Worker) checkClock(ctx context.Context) error {
+	if w.keeper.Mode() != keeper.ModeWriteBehind || w.cfg.ClockCheck < 0 {
+		return nil
+	}
+	s, ok := w.store.(doctor.Sampler)
+	if !ok {
+		w.cfg.Logger.Warn("write-behind start-up: the store cannot tell its time; clock check skipped")
+		return nil
+	}
+	const probes = 11
+	ps, err := doctor.Sample(ctx, s, w.cfg.Clock, probes, w.cfg.ClockCheck/(probes-1))
+	if err != nil {
+		return fmt.Errorf("write-behind start-up: sampling the store clock: %w", err)
+	}
+	if err := doctor.Analyze(ps, w.cfg.Timing).CheckWriteBehind(w.cfg.Timing); err != nil {
+		return fmt.Errorf("write-behind start-up refused (run `leasehold doctor`, or start in mode sync): %w", err)
+	}
+	return nil
+}
+
+// Stop stops claiming, waits for running handlers until ctx ends, then
+// cancels their contexts and waits for them to return (a handler that
+// ignores its context holds Stop). Then it stops the completer, which
+// flushes once more, and the keeper, which drains once more, both within
+// ctx's deadline. It is idempotent and returns ctx's error if the handlers
+// had not returned by ctx's end.
+func (w *Worker) Stop(ctx context.Context) error {
+	return w.life.Stop(ctx, w.drain)
+}
+
+// drain is the worker's two-stage stop; it runs before the lifecycle
+// cancels the fetch loops' context, so it cancels them itself first.
+func (w *Worker) drain(ctx context.Context) error {
+	w.cancel()
+	w.fetch.Wait()
+	done := make(chan struct{})
+	go func() { w.running.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		w.hcancel() // past the deadline: the handlers' contexts end now
+		<-done
+	}
+	w.hcancel()
+	// Every handler has finished: the completer holds no caller, and the
+	// keeper no entry still wanted.
+	if cerr := w.completer.b.Stop(ctx); err == nil {
+		err = cerr
+	}
+	if kerr := w.keeper.Stop(ctx); err == nil {
+		err = kerr
+	}
+	return err
+}
+
+func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
+	defer w.fetch.Done()
+	slots := make(chan struct{}, limit)
+	for {
+		free := limit - len(slots)
+		if free > 0 {
+			sent := w.cfg.Clock.Now() // runway counts from the claim's send
+			claimed, err := w.store.RunClaim(ctx, &driver.RunClaimParams{Queue: queue, Owner: w.cfg.Owner,
+				Limit: min(free, runs.MaxClaimBatch), Lease: w.cfg.Timing.Lease})
+			if err != nil && ctx.Err() == nil {
+				w.cfg.Logger.Warn("claim failed", "queue", queue, "err", err)
+			}
+			for _, r := range claimed {
+				slots <- struct{}{}
+				w.running.Add(1)
+				go func() {
+					defer w.running.Done()
+					defer func() {
+						<-slots
+						select { // a slot freed: claim again without waiting
+						case w.wake[queue] <- struct{}{}:
+						default:
+						}
+					}()
+					w.work(r, sent)
+				}()
+			}
+			if len(claimed) == free { // more may be waiting; claim again at once
+				continue
+			}
+		}
+		t, tick := w.cfg.Clock.NewTimer(w.cfg.FetchInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-tick:
+		case <-w.wake[queue]:
+			t.Stop()
+			// Let a few more slots free up so one claim fills them all.
+			ct, cool := w.cfg.Clock.NewTimer(w.cfg.FetchCooldown)
+			select {
+			case <-cool:
+			case <-ctx.Done():
+				ct.Stop()
+				return
+			}
+		}
+	}
+}
+
+// work runs one claimed run: heartbeat, handler, fenced final write.
+func (w *Worker) work(row *driver.Run, claimSent time.Time) {
+	ctx, lost := context.WithCancelCause(w.hctx)
+	defer lost(nil)
+	e, err := w.keeper.Add(keeper.Ref{ID: row.ID, Fence: row.Fence}, claimSent, lost)
+	if err != nil { // a claim always carries a new fence: a bug if not
+		w.cfg.Logger.Error("run claimed twice under one fence", "run", row.ID, "fence", row.Fence, "err", err)
+		return
+	}
+	defer w.keeper.Release(e)
+	r := &Run{ID: row.ID, Queue: row.Queue, Payload: row.Payload, Attempt: row.Attempt, Fence: row.Fence,
+		ctx: ctx, store: w.store, events: w.events, stream: newEventStream(), timing: w.cfg.Timing, lease: e}
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		w.heartbeat(ctx, e)
+	}()
+	err = w.call(ctx, r)
+	// Events emitted before returning belong to this attempt's outcome.
+	if serr := r.Step(ctx); serr != nil && err == nil && ctx.Err() == nil {
+		err = serr
+	}
+	// A holder the keeper stopped fails its attempt with the keeper's
+	// reason (a self-stop's durable lag, the gate's shortfall), written
+	// when the store is reachable; otherwise the reclaimer takes the run.
+	// A handler that returned nil finished its work: its completion is a
+	// fenced write like any other and stands if the fence is still current.
+	if cause := context.Cause(ctx); err != nil && ctx.Err() != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
+	lost(nil) // stops the heartbeat
+	<-hbDone
+	w.finish(r, err)
+}
+
+func (w *Worker) call(ctx context.Context, r *Run) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return w.handlers[r.Queue](ctx, r)
+}
+
+// heartbeat advances the lease every T_renew, as the keeper's mode says:
+// in memory for the drain (writebehind, dark) and with one synchronous
+// fenced UPDATE (sync, dark). A refused synchronous renewal (fenced,
+// expired, missing) means the lease is lost: the keeper cancels the run's
+// context at once. A failed one is retried on the next tick: only the gate
+// and the keeper's self-stop decide that the run must stop.
+func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry) {
+	c := w.cfg.Clock
+	ref := e.Ref()
+	ticker, tick := c.NewTicker(w.cfg.Timing.Renew)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		}
+		mode := w.keeper.Mode()
+		if mode.Drains() {
+			e.Renew()
+		}
+		if !mode.SyncRenews() {
+			continue
+		}
+		sent := c.Now()
+		_, err := w.store.RunRenew(ctx, &driver.RunRenewParams{ID: ref.ID, Fence: ref.Fence, Owner: w.cfg.Owner, Lease: w.cfg.Timing.Lease})
+		switch {
+		case err == nil:
+			e.ConfirmSync(sent)
+		case errors.Is(err, lease.ErrFenced), errors.Is(err, lease.ErrLeaseExpired), errors.Is(err, lease.ErrNotFound):
+			w.cfg.Logger.Warn("lease lost", "run", ref.ID, "fence", ref.Fence, "err", err)
+			e.LoseSync(err)
+			return
+		case ctx.Err() != nil:
+			return
+		default:
+			w.cfg.Logger.Warn("renewal failed; retrying next tick", "run", ref.ID, "err", err)
+		}
+	}
+}
+
+// finish writes the run's outcome, fenced. A fenced refusal means another
+// holder owns the run now; the result is discarded, as the protocol wants.
+func (w *Worker) finish(r *Run, herr error) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timing.Drain*2)
+	defer cancel()
+	var err error
+	var be *blockError
+	switch {
+	case herr == nil:
+		r.mu.Lock()
+		result := r.result
+		r.mu.Unlock()
+		err = w.completer.complete(ctx, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result})
+	case errors.As(herr, &be):
+		_, err = w.store.RunBlock(ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence, Reason: truncate(be.reason)})
+	default:
+		_, err = w.store.RunFail(ctx, &driver.RunFailParams{ID: r.ID, Fence: r.Fence, Reason: truncate(herr.Error()),
+			RetryAfter: w.cfg.Backoff.Delay(r.Attempt, rand.Float64())})
+	}
+	if err != nil {
+		w.cfg.Logger.Warn("final write refused", "run", r.ID, "fence", r.Fence, "err", err)
+	}
+}
+
+func truncate(s string) string {
+	s = strings.ReplaceAll(s, "\x00", "\uFFFD") // a reason may not hold NUL
+	if len(s) > runs.MaxReasonBytes {
+		s = s[:runs.MaxReasonBytes]
+	}
+	for !utf8Valid(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -1,0 +1,73 @@
+package sim_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/internal/sim"
+)
+
+func seedsFromEnv(def int) int {
+	if v, err := strconv.Atoi(os.Getenv("LEASEHOLD_SIM_SEEDS")); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestSeeds runs a fixed block of seeds; every invariant must hold on
+// each. LEASEHOLD_SIM_SEEDS changes the block's size.
+func TestSeeds(t *testing.T) {
+	n := seedsFromEnv(defaultSeeds)
+	start := time.Now()
+	var steps, late, appends, sweeps int
+	var virt time.Duration
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		r, err := sim.Run(context.Background(), seed, sim.Options{})
+		require.NoError(t, err, "seed %d", seed)
+		if testing.Verbose() && n <= 20 {
+			t.Logf("seed %d: %d completed, %d failed, %d invocations (%d refused by the witness), %d uncertain, %d reclaims, %d crashes, %d partitions, %d events, %d steps, %v virtual; %s",
+				seed, r.Completed, r.Failed, r.Invocations, r.RefusedByWitness, r.Uncertain, r.Reclaims, r.Crashes, r.Partitions, r.Events, r.Steps, r.Virtual.Round(time.Second), r.Knobs)
+		}
+		steps += r.Steps
+		late += r.LateRenewals
+		appends += r.Appends
+		sweeps += r.Sweeps
+		virt += r.Virtual
+		if !r.OK() {
+			t.Fatalf("seed %d: %v\nknobs: %s\nreplay: %s\ntrace:\n%s", seed, r.Violations[0], r.Knobs, sim.Replay(seed), joinLines(r.Trace))
+		}
+	}
+	t.Logf("%d seeds, %d events, %v of virtual time, in %v; %d renewals reached the store after their lease expired (refused); worlds: %d appends acknowledged, %d expiry sweeps",
+		n, steps, virt.Round(time.Second), time.Since(start).Round(time.Millisecond), late, appends, sweeps)
+}
+
+func joinLines(ls []string) string {
+	out := ""
+	for _, l := range ls {
+		out += "  " + l + "\n"
+	}
+	return out
+}
+
+// TestSeedReplaysExactly: the same seed twice gives the same schedule —
+// the same number of events, the same virtual end, the same trace — which
+// is what makes a failing seed's replay command worth printing.
+func TestSeedReplaysExactly(t *testing.T) {
+	t.Parallel()
+	// 27 once diverged: an aimed pause took a minimum over a Go map in an
+	// order-dependent way.
+	for _, seed := range []uint64{3, 25, 27, 214} {
+		a, err := sim.Run(context.Background(), seed, sim.Options{Verbose: true})
+		require.NoError(t, err)
+		b, err := sim.Run(context.Background(), seed, sim.Options{Verbose: true})
+		require.NoError(t, err)
+		require.Equal(t, a.Steps, b.Steps, "seed %d", seed)
+		require.Equal(t, a.Virtual, b.Virtual, "seed %d", seed)
+		require.Equal(t, a.Trace, b.Trace, "seed %d", seed)
+	}
+}
