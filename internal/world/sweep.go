@@ -97,7 +97,7 @@ func sweepWorld(ctx context.Context, d driver.Driver, id string) (*SweptWorld, e
 	var sw *SweptWorld
 	_, err := d.LeaseChange(ctx, &driver.LeaseChangeParams{World: id, Op: "sweep",
 		Plan: func(w *driver.World, now time.Time) (journal.Plan, error) {
-			sw = nil // the planner may run again if the driver retries
+			sw = nil // only the plan the driver commits may report a sweep
 			plan, ok := journal.PlanSweep(w.State, now, w.Home, w.DefaultTerm)
 			if ok {
 				sw = &SweptWorld{World: id, Revoked: plan.Entries[0], Granted: plan.Entries[1],
