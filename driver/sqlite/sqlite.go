@@ -16,8 +16,10 @@ import (
 
 // Config configures the SQLite driver. Zero values mean the defaults.
 type Config struct {
-	// Path of the database file. Required; the CLI defaults it to
-	// ./leasehold.db.
+	// Path of the database file: a file name, not a URI (any character a
+	// file name may hold is taken literally). Required; the CLI defaults
+	// it to ./leasehold.db. Empty, NUL and ":memory:" are refused with
+	// ErrInvalid (see path.go for why there is no in-memory store).
 	Path string
 	// Clock is the store clock. Defaults to the real clock.
 	Clock clock.Clock
@@ -57,8 +59,8 @@ func Open(ctx context.Context, cfg Config) (*Driver, error) {
 }
 
 func open(ctx context.Context, cfg Config) (*store, error) {
-	if cfg.Path == "" {
-		return nil, fmt.Errorf("sqlite: Config.Path is required")
+	if err := validatePath(cfg.Path); err != nil { // path.go
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
@@ -82,7 +84,7 @@ func open(ctx context.Context, cfg Config) (*store, error) {
 			q.Add("_pragma", p)
 		}
 		q.Set("_txlock", txlock)
-		return "file:" + cfg.Path + "?" + q.Encode()
+		return pathURI(cfg.Path) + "?" + q.Encode() // the path escaped: path.go
 	}
 	w, err := sql.Open("sqlite", dsn("immediate"))
 	if err != nil {
@@ -94,6 +96,10 @@ func open(ctx context.Context, cfg Config) (*store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+	}
+	if err := checkOpened(ctx, w, cfg.Path); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
