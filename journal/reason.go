@@ -45,17 +45,13 @@ func ValidateReason(field, r string) error {
 	return nil
 }
 
-// refusedInReason is the rule's character test.
+// refusedInReason is the rule's character test: that of the key rule
+// (controlOrBidi, validate.go) except tab, line feed and carriage return.
 func refusedInReason(c rune) bool {
-	switch {
-	case c == '\t' || c == '\n' || c == '\r':
+	if c == '\t' || c == '\n' || c == '\r' {
 		return false
-	case c < 0x20 || c == 0x7f, c >= 0x80 && c <= 0x9f:
-		return true
-	case c >= 0x202a && c <= 0x202e, c >= 0x2066 && c <= 0x2069:
-		return true
 	}
-	return false
+	return controlOrBidi(c)
 }
 
 // SafeReason makes any text a valid reason, visibly: each invalid byte

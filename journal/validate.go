@@ -84,7 +84,21 @@ func ValidateKind(k Kind, system bool) error {
 	return nil
 }
 
-// ValidateKey checks an optional idempotency key.
+// ValidateKey checks an optional key: an append's idempotency key, a run's
+// unique key, an effect's key, and the keys of an imported journal. The
+// one key rule:
+//
+//   - at most MaxKeyBytes bytes of valid UTF-8 (empty means no key);
+//   - no control character at all: not C0 (U+0000–U+001F, so no NUL, tab
+//     or line break), not DEL (U+007F), not C1 (U+0080–U+009F, which
+//     terminals and log viewers act on: U+0085 is a line break to many);
+//   - no bidirectional embedding, override or isolate (U+202A–U+202E,
+//     U+2066–U+2069), which make a key display as another key.
+//
+// It is the reason rule of reason.go without that rule's allowance for
+// tab, line feed and carriage return: a key is an identifier, not text.
+// Everything else — any letter, mark, space or symbol — is allowed and
+// compared byte for byte (a precomposed and a decomposed é are two keys).
 func ValidateKey(key string) error {
 	if len(key) > MaxKeyBytes {
 		return invalid("key", "%d bytes is over the limit of %d", len(key), MaxKeyBytes)
@@ -92,12 +106,25 @@ func ValidateKey(key string) error {
 	if !utf8.ValidString(key) {
 		return invalid("key", "not valid UTF-8")
 	}
-	for _, c := range key {
-		if c < 0x20 || c == 0x7f {
-			return invalid("key", "control character %q", c)
+	for i, c := range key {
+		if controlOrBidi(c) {
+			return invalid("key", "control character %U at byte %d (no C0, DEL, C1 or bidi control in a key)", c, i)
 		}
 	}
 	return nil
+}
+
+// controlOrBidi is the character test shared by the key rule and the
+// reason rule: C0, DEL, C1, and the bidi embeddings, overrides and
+// isolates.
+func controlOrBidi(c rune) bool {
+	switch {
+	case c < 0x20 || c == 0x7f, c >= 0x80 && c <= 0x9f:
+		return true
+	case c >= 0x202a && c <= 0x202e, c >= 0x2066 && c <= 0x2069:
+		return true
+	}
+	return false
 }
 
 // NormalizePayload validates a payload and returns its canonical stored form:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -76,12 +77,16 @@ func idRule(s string) bool {
 	return true
 }
 
-// keyRule: at most MaxKeyBytes of valid UTF-8 without C0 controls or DEL.
+// keyRule: at most MaxKeyBytes of valid UTF-8 without a control character
+// (unicode.IsControl: C0, DEL and C1) or a bidi embedding, override or
+// isolate (U+202A–U+202E, U+2066–U+2069).
 func keyRule(s string) bool {
 	if len(s) > MaxKeyBytes || !utf8.ValidString(s) {
 		return false
 	}
-	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) || strings.ContainsRune("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069", r)
+	})
 }
 
 func reserved(k string) bool {

@@ -1,0 +1,90 @@
+package drivertest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// edgeCases hold the limits and character rules of docs/LIMITS.md to every
+// store alike (issue 17: defects 9, 11, 12 and 4).
+var edgeCases = []Case{
+	{"KeysRefuseControlAndBidiCharacters", caseKeysRefuseControlAndBidi},
+}
+
+// refusedKeys are keys the one key rule (journal.ValidateKey) refuses: C0,
+// DEL, C1 and the bidirectional embeddings, overrides and isolates.
+var refusedKeys = map[string]string{
+	"NUL":    "k\x00",
+	"tab":    "k\tk",
+	"DEL":    "k\x7f",
+	"U+0080": "k\u0080",
+	"U+0085": "k\u0085", // NEL: a line break to many log viewers
+	"U+009F": "k\u009f",
+	"U+202A": "k\u202a",
+	"U+202E": "k\u202ekey", // RLO: displays reversed
+	"U+2066": "k\u2066",
+	"U+2069": "k\u2069",
+}
+
+func requireInputError(t *testing.T, err error, what string) {
+	t.Helper()
+	var ie *journal.InputError
+	require.True(t, errors.As(err, &ie), "%s: want a *journal.InputError, got %v", what, err)
+	require.ErrorIs(t, err, driver.ErrInvalid, what)
+}
+
+func caseKeysRefuseControlAndBidi(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	e.create("w", "home")
+	held := e.claim("q", "a", 1)
+	require.Empty(t, held)
+	e.enqueue(runs.Enqueue{Queue: "q"})
+	run := e.claim("q", "a", 1)[0]
+	rs, es := e.runStore(), e.effects()
+	// A journal with one keyed entry, to tamper with for import.
+	src := newEnv(t, f)
+	src.create("w1", "home")
+	out, err := src.d.JournalAppend(src.ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{
+		{Holder: "home", Epoch: 1, SeenPosition: 1, Kind: "note", Key: "good", Payload: []byte(`{}`)}}})
+	require.NoError(t, err)
+	require.NoError(t, out[0].Err)
+	entries := src.read("w1")
+
+	for name, key := range refusedKeys {
+		_, err := rs.RunEnqueue(e.ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q", UniqueKey: key}}})
+		requireInputError(t, err, "unique key "+name)
+
+		out, err := e.d.JournalAppend(e.ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{
+			{Holder: "home", Epoch: 1, SeenPosition: 1, Kind: "note", Key: key, Payload: []byte(`{}`)}}})
+		require.NoError(t, err)
+		requireInputError(t, out[0].Err, "append key "+name)
+
+		_, err = es.RunEffectBegin(e.ctx, &driver.RunEffectParams{RunID: run.ID, Fence: run.Fence, Key: key})
+		requireInputError(t, err, "effect key "+name)
+
+		bad := append([]journal.Entry(nil), entries...)
+		bad[1].Key = key
+		journal.Seal(&bad[1])
+		dst := newEnv(t, f)
+		_, err = dst.d.JournalImport(dst.ctx, &driver.JournalImportParams{Entries: bad})
+		require.Error(t, err, "import key %s", name)
+		_, err = dst.d.WorldGet(dst.ctx, &driver.WorldGetParams{World: "w1"})
+		require.ErrorIs(t, err, driver.ErrNotFound, "import key %s: nothing written", name)
+	}
+	// Nothing was written by the refusals.
+	require.Len(t, e.read("w"), 1)
+	effs, err := es.RunEffectList(e.ctx, &driver.RunEffectListParams{RunID: run.ID})
+	require.NoError(t, err)
+	require.Empty(t, effs)
+	// Text beyond ASCII that is not a control stays a valid key.
+	for _, key := range []string{"é", "e\u0301", "ключ", "日本", "\U0001F600", "a b"} {
+		_, err := rs.RunEnqueue(e.ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q", UniqueKey: key}}})
+		require.NoError(t, err, "%q", key)
+	}
+}
