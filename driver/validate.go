@@ -27,7 +27,33 @@ const (
 	MaxWorldListLimit = 10000
 	// MaxLeaseScanBatch bounds one LeaseScanExpired batch.
 	MaxLeaseScanBatch = 10000
+	// MaxBatchPayloadBytes bounds the payload bytes (compact, as stored)
+	// of one RunEnqueue or JournalAppend call: 32 MiB. A batch is one
+	// transaction — on SQLite it holds the single write lock for its whole
+	// length, on Postgres it is one statement's parameters — so one call
+	// must not carry an unbounded amount (1,000 × 64 KiB, 62 MiB, was
+	// accepted). 32 MiB is 512 × MaxPayloadBytes: the largest batch the
+	// world appender's group commit forms (512 appends), so a batch of
+	// valid appends that it gathered from many callers is never refused
+	// for its total.
+	MaxBatchPayloadBytes = 512 * journal.MaxPayloadBytes
 )
+
+// checkBatchPayload refuses a batch whose normalized payloads total more
+// than MaxBatchPayloadBytes. It is a rule of the whole batch (the call is
+// refused, nothing is written), checked after each element was normalized,
+// so whitespace does not count.
+func checkBatchPayload(what string, n int, size func(i int) int) error {
+	total := 0
+	for i := range n {
+		total += size(i)
+	}
+	if total > MaxBatchPayloadBytes {
+		return &journal.InputError{Field: what, Problem: fmt.Sprintf(
+			"the batch's payloads total %d bytes of compact JSON, over the limit of %d per call: split it", total, MaxBatchPayloadBytes)}
+	}
+	return nil
+}
 
 // Default page and batch sizes: Validating fills them in, on a copy, where
 // a params' Limit is <= 0, so every driver uses the same.
@@ -92,17 +118,24 @@ func (p *JournalReadParams) Validate() error {
 	return nil
 }
 
-// Validate checks the world an append batch names. Each request is
-// checked on its own (normalized, in Validating) and a bad one is answered
-// in its outcome, not by refusing its neighbours.
+// Validate checks the world an append batch names and the batch's payload
+// total (MaxBatchPayloadBytes). Each request is checked on its own
+// (normalized, in Validating) and a bad one is answered in its outcome,
+// not by refusing its neighbours.
 func (p *JournalAppendParams) Validate() error {
-	return journal.ValidateID("world", p.World)
+	if err := journal.ValidateID("world", p.World); err != nil {
+		return err
+	}
+	_, _, _, err := p.normalized()
+	return err
 }
 
 // normalized returns the batch's valid requests, normalized (payloads
 // compact), with their indexes into p.Requests, and an outcome per request
-// in which the invalid ones carry their *journal.InputError.
-func (p *JournalAppendParams) normalized() (valid *JournalAppendParams, idx []int, out []journal.AppendOutcome) {
+// in which the invalid ones carry their *journal.InputError; err is the
+// refusal of the whole batch when the valid requests' payloads total more
+// than MaxBatchPayloadBytes.
+func (p *JournalAppendParams) normalized() (valid *JournalAppendParams, idx []int, out []journal.AppendOutcome, err error) {
 	out = make([]journal.AppendOutcome, len(p.Requests))
 	valid = &JournalAppendParams{World: p.World, Requests: make([]journal.AppendRequest, 0, len(p.Requests))}
 	idx = make([]int, 0, len(p.Requests))
@@ -115,7 +148,10 @@ func (p *JournalAppendParams) normalized() (valid *JournalAppendParams, idx []in
 		valid.Requests = append(valid.Requests, r)
 		idx = append(idx, i)
 	}
-	return valid, idx, out
+	if err := checkBatchPayload("requests", len(valid.Requests), func(i int) int { return len(valid.Requests[i].Payload) }); err != nil {
+		return nil, nil, nil, err
+	}
+	return valid, idx, out, nil
 }
 
 // Validate checks the world, home and term of a new world (the rule of

@@ -73,10 +73,13 @@ func (v validating) LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([
 // neighbours: only the valid requests go down, and their outcomes are put
 // back at their indexes.
 func (v validating) JournalAppend(ctx context.Context, p *JournalAppendParams) ([]journal.AppendOutcome, error) {
-	if err := p.Validate(); err != nil {
+	if err := journal.ValidateID("world", p.World); err != nil {
 		return nil, err
 	}
-	valid, idx, out := p.normalized()
+	valid, idx, out, err := p.normalized() // the batch bound too (validate.go)
+	if err != nil {
+		return nil, err
+	}
 	if len(valid.Requests) == 0 {
 		return out, nil
 	}
@@ -102,6 +105,10 @@ func (v validating) JournalImport(ctx context.Context, p *JournalImportParams) (
 func (v validating) RunEnqueue(ctx context.Context, p *RunEnqueueParams) ([]RunEnqueued, error) {
 	n, err := p.normalized()
 	if err != nil {
+		return nil, err
+	}
+	// The batch bound (validate.go), on the normalized payloads.
+	if err := checkBatchPayload("runs", len(n.Runs), func(i int) int { return len(n.Runs[i].Payload) }); err != nil {
 		return nil, err
 	}
 	if len(n.Runs) == 0 {

@@ -19,6 +19,12 @@ const (
 	ReasonExpired    Reason = "expired"     // the holder's lease expired on the store clock
 	ReasonSeenBehind Reason = "seen_behind" // seen_position below the grant of this epoch
 	ReasonHeld       Reason = "held"        // a grant while the lease is still held
+	// ReasonSeenAhead: seen_position is past the journal's head. No mirror
+	// can have replayed a position that does not exist, so the claim is
+	// false input, not a lease refusal: it matches lease.ErrInvalid (a
+	// retry cannot succeed until the caller fixes its mirror), and it is
+	// not journaled.
+	ReasonSeenAhead Reason = "seen_ahead"
 )
 
 // Journaled reports whether a refusal for this reason is recorded as an
@@ -44,6 +50,8 @@ func (r Reason) Sentinel() error {
 		return lease.ErrSeenBehind
 	case ReasonHeld:
 		return lease.ErrLeaseHeld
+	case ReasonSeenAhead:
+		return lease.ErrInvalid
 	}
 	return lease.ErrInvalid
 }
@@ -89,7 +97,8 @@ type AppendRequest struct {
 // current, the lease is held by its holder and unexpired on the store clock,
 // and its seen_position reaches the entry that granted the epoch (a holder
 // whose mirror has not replayed its own grant has not seen the world it is
-// writing to). It returns "" when the append may go in.
+// writing to) but not past the head s.Position, the last position before
+// the batch (ReasonSeenAhead). It returns "" when the append may go in.
 //
 // Drivers evaluate this on the locked head and then re-assert the same facts
 // in the conditional write's SQL WHERE (see Cond), so a bug here cannot let a
@@ -100,6 +109,9 @@ func CheckAppend(s State, now time.Time, r *AppendRequest) Reason {
 	}
 	if r.SeenPosition < s.GrantedAt {
 		return ReasonSeenBehind
+	}
+	if r.SeenPosition > s.Position {
+		return ReasonSeenAhead
 	}
 	return ""
 }

@@ -11,9 +11,18 @@ import (
 )
 
 // Input limits. They bound what one request can make the store hold; a
-// payload past MaxPayloadBytes is refused before any write.
+// payload past MaxPayloadBytes is refused before any write. docs/LIMITS.md
+// lists every limit with the edge that enforces it.
 const (
-	MaxPayloadBytes = 64 << 10 // 64 KiB of compact JSON per entry
+	// MaxPayloadBytes bounds a payload's compact form (what is stored,
+	// hashed and exported): 64 KiB.
+	MaxPayloadBytes = 64 << 10
+	// MaxPayloadRawBytes bounds a payload as handed in, before compaction:
+	// 1 MiB, 16 × MaxPayloadBytes, so pretty-printed or padded JSON whose
+	// compact form fits is accepted, while the work of validating and
+	// compacting one payload stays bounded (one linear pass over at most
+	// 1 MiB) before the compact limit can be checked.
+	MaxPayloadRawBytes = 16 * MaxPayloadBytes
 	MaxIDBytes      = 128      // world and holder identifiers
 	MaxKindBytes    = 128
 	MaxKeyBytes     = 256
@@ -128,15 +137,16 @@ func controlOrBidi(c rune) bool {
 }
 
 // NormalizePayload validates a payload and returns its canonical stored form:
-// compact JSON, valid UTF-8, at most MaxPayloadBytes. An empty payload is
-// stored as JSON null. Compact form is what makes the JSONL export byte-exact,
+// compact JSON, valid UTF-8, at most MaxPayloadBytes once compact (input of
+// up to MaxPayloadRawBytes is compacted first: whitespace does not count).
+// An empty payload is stored as JSON null. Compact form is what makes the JSONL export byte-exact,
 // so a payload's hash survives export and import.
 func NormalizePayload(p []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(p)) == 0 {
 		return []byte("null"), nil
 	}
-	if len(p) > 4*MaxPayloadBytes { // refuse before spending work on it
-		return nil, invalid("payload", "%d bytes is over the limit of %d", len(p), MaxPayloadBytes)
+	if len(p) > MaxPayloadRawBytes { // refuse before spending work on it
+		return nil, invalid("payload", "%d bytes of input is over the limit of %d before compaction (the limit is %d bytes of compact JSON)", len(p), MaxPayloadRawBytes, MaxPayloadBytes)
 	}
 	if !utf8.Valid(p) {
 		return nil, invalid("payload", "not valid UTF-8")
@@ -149,7 +159,7 @@ func NormalizePayload(p []byte) ([]byte, error) {
 		return nil, invalid("payload", "malformed JSON: %v", err)
 	}
 	if buf.Len() > MaxPayloadBytes {
-		return nil, invalid("payload", "%d bytes is over the limit of %d", buf.Len(), MaxPayloadBytes)
+		return nil, invalid("payload", "%d bytes of compact JSON is over the limit of %d", buf.Len(), MaxPayloadBytes)
 	}
 	return buf.Bytes(), nil
 }

@@ -78,17 +78,16 @@ func ValidateEnqueue(e *Enqueue) error {
 	return nil
 }
 
-// NormalizePayload validates JSON up to MaxPayloadBytes and returns it compact.
+// NormalizePayload validates JSON up to MaxPayloadBytes compact (input up
+// to journal.MaxPayloadRawBytes before compaction: journal.NormalizePayload)
+// and returns it compact.
 func NormalizePayload(field string, p []byte) ([]byte, error) {
-	if len(p) > 4*MaxPayloadBytes {
-		return nil, invalid(field, "%d bytes is over the limit of %d", len(p), MaxPayloadBytes)
-	}
 	n, err := journal.NormalizePayload(p)
 	if err != nil {
 		return nil, invalid(field, "%v", err)
 	}
 	if len(n) > MaxPayloadBytes {
-		return nil, invalid(field, "%d bytes is over the limit of %d", len(n), MaxPayloadBytes)
+		return nil, invalid(field, "%d bytes of compact JSON is over the limit of %d", len(n), MaxPayloadBytes)
 	}
 	return n, nil
 }

@@ -2,6 +2,8 @@ package drivertest
 
 import (
 	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +17,8 @@ import (
 // store alike (issue 17: defects 9, 11, 12 and 4).
 var edgeCases = []Case{
 	{"KeysRefuseControlAndBidiCharacters", caseKeysRefuseControlAndBidi},
+	{"BatchPayloadBoundRefusedAlike", caseBatchPayloadBound},
+	{"AppendSeenBeyondHeadRefused", caseAppendSeenBeyondHead},
 }
 
 // refusedKeys are keys the one key rule (journal.ValidateKey) refuses: C0,
@@ -87,4 +91,54 @@ func caseKeysRefuseControlAndBidi(t *testing.T, f Factory) {
 		_, err := rs.RunEnqueue(e.ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q", UniqueKey: key}}})
 		require.NoError(t, err, "%q", key)
 	}
+}
+
+// caseBatchPayloadBound: an enqueue or append batch whose payloads total
+// more than driver.MaxBatchPayloadBytes (compact) is refused whole, typed,
+// before any write; whitespace does not count against it.
+func caseBatchPayloadBound(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	e.create("w", "home")
+	big := []byte(`"` + strings.Repeat("x", journal.MaxPayloadBytes-2) + `"`) // exactly the entry limit
+	n := driver.MaxBatchPayloadBytes/len(big) + 1
+	rs := make([]runs.Enqueue, n)
+	reqs := make([]journal.AppendRequest, n)
+	for i := range rs {
+		rs[i] = runs.Enqueue{Queue: "q", Payload: big}
+		reqs[i] = journal.AppendRequest{Holder: "home", Epoch: 1, SeenPosition: 1, Kind: "note", Payload: big}
+	}
+	_, err := e.runStore().RunEnqueue(e.ctx, &driver.RunEnqueueParams{Runs: rs})
+	requireInputError(t, err, "enqueue over the batch bound")
+	_, err = e.d.JournalAppend(e.ctx, &driver.JournalAppendParams{World: "w", Requests: reqs})
+	requireInputError(t, err, "append over the batch bound")
+	require.Len(t, e.read("w"), 1, "nothing appended")
+	require.Empty(t, e.claim("q", "a", 10), "nothing enqueued")
+
+	// Whitespace is not payload: a run whose raw input is far over the
+	// entry limit but compact {} is accepted.
+	ws := strings.Repeat(" ", 3*journal.MaxPayloadBytes)
+	out := e.enqueue(runs.Enqueue{Queue: "q", Payload: []byte(ws + "{}" + ws)})
+	require.Equal(t, "{}", string(e.run(out[0].Run.ID).Payload))
+}
+
+// caseAppendSeenBeyondHead: a seen position past the head (no mirror can
+// have replayed it) is refused typed, written nowhere, and not journaled.
+func caseAppendSeenBeyondHead(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	e.create("w", "home")
+	for _, seen := range []int64{2, math.MaxInt64} {
+		_, err := e.append1("w", "home", 1, seen, "note", "{}")
+		var re *journal.RefusedError
+		require.True(t, errors.As(err, &re), "seen %d: want a *journal.RefusedError, got %v", seen, err)
+		require.Equal(t, journal.ReasonSeenAhead, re.Reason)
+		require.ErrorIs(t, err, driver.ErrInvalid)
+	}
+	require.Len(t, e.read("w"), 1, "nothing written, nothing journaled")
+	pos, err := e.append1("w", "home", 1, 1, "note", "{}")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), pos)
+	pos, err = e.append1("w", "home", 1, 2, "note", "{}")
+	require.NoError(t, err, "seen at the head")
+	require.Equal(t, int64(3), pos)
+	e.audit("w")
 }

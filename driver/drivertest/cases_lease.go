@@ -108,8 +108,16 @@ var leaseCases = []Case{
 			name string
 			lie  func(s journal.State) journal.State
 		}{
+			// The planner's head one entry behind the store's (its grant
+			// too, or the append rule itself would refuse the request as
+			// seen past that head) and one entry ahead of it.
 			{"stale position", func(s journal.State) journal.State {
 				s.Position--
+				s.GrantedAt = min(s.GrantedAt, s.Position)
+				return s
+			}},
+			{"position ahead", func(s journal.State) journal.State {
+				s.Position++
 				return s
 			}},
 			{"stale epoch", func(s journal.State) journal.State {

@@ -76,9 +76,12 @@ func open(ctx context.Context, cfg Config) (*store, error) {
 	}
 	dsn := func(txlock string, extra ...string) string {
 		q := url.Values{}
+		// busy_timeout first: switching a new file to WAL takes a lock, and
+		// several processes opening one new file at once must wait for it,
+		// not fail with SQLITE_BUSY.
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.BusyTimeout.Milliseconds()))
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(FULL)") // fsync at every commit: a commit acknowledged is durable
-		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.BusyTimeout.Milliseconds()))
 		q.Add("_pragma", "foreign_keys(ON)")
 		for _, p := range extra {
 			q.Add("_pragma", p)
