@@ -23,9 +23,9 @@ const (
 	// compacting one payload stays bounded (one linear pass over at most
 	// 1 MiB) before the compact limit can be checked.
 	MaxPayloadRawBytes = 16 * MaxPayloadBytes
-	MaxIDBytes      = 128      // world and holder identifiers
-	MaxKindBytes    = 128
-	MaxKeyBytes     = 256
+	MaxIDBytes         = 128 // world and holder identifiers
+	MaxKindBytes       = 128
+	MaxKeyBytes        = 256
 )
 
 // InputError is input refused before anything was written. It unwraps to
