@@ -31,15 +31,18 @@ func (r Report) OK() bool { return r.Violation == nil }
 
 // Auditor verifies a journal entry by entry: the hash chain, the canonical
 // encoding, the lease fold, and that append.rejected is journaled at most
-// once per holder per epoch. Feed it entries in order with Add.
+// once per holder per epoch, and that a non-empty key appears at most once
+// in the journal (the key rule of PlanAppendKeyed: a retried append is
+// applied once). Feed it entries in order with Add.
 type Auditor struct {
 	rep      Report
 	rejected map[string]bool // holders with an append.rejected in the current epoch
 	epoch    int64
+	keys     map[string]int64 // the position of each key seen
 }
 
 // NewAuditor returns an empty Auditor.
-func NewAuditor() *Auditor { return &Auditor{rejected: map[string]bool{}} }
+func NewAuditor() *Auditor { return &Auditor{rejected: map[string]bool{}, keys: map[string]int64{}} }
 
 // Add folds e into the audit. After the first violation it returns that
 // violation for every call and folds nothing more.
@@ -65,6 +68,14 @@ func (a *Auditor) Add(e *Entry) error {
 			return a.rep.Violation
 		}
 		a.rejected[p.Holder] = true
+	}
+	if e.Key != "" {
+		if first, ok := a.keys[e.Key]; ok {
+			a.rep.Violation = &Violation{World: e.World, Position: e.Position, Rule: "duplicate_key",
+				Detail: fmt.Sprintf("key %q was appended at position %d already", e.Key, first)}
+			return a.rep.Violation
+		}
+		a.keys[e.Key] = e.Position
 	}
 	a.rep.World, a.rep.Final = n.World, n
 	a.rep.Entries++

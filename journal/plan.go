@@ -238,18 +238,42 @@ type AppendOutcome struct {
 	Err      error
 }
 
-// PlanAppend plans a batch of appends to one world, in arrival order. Every
-// request is checked with CheckAppend against the lease in force (appends do
-// not change it). Refusals for epoch, holder or expiry add an
-// append.rejected entry unless alreadyRejected(holder) says one was
+// KeyLookup finds, in the store, the position of the entry a world's key
+// was appended at (under the world's lock, in the append's transaction).
+type KeyLookup func(key string) (position int64, ok bool)
+
+// PlanAppend plans a batch of appends to one world, in arrival order, with
+// the keys of earlier batches unknown: PlanAppendKeyed with no lookup.
+// Drivers use PlanAppendKeyed.
+func PlanAppend(s State, now time.Time, reqs []AppendRequest, alreadyRejected func(holder string) bool) (Plan, []AppendOutcome) {
+	return PlanAppendKeyed(s, now, reqs, alreadyRejected, nil)
+}
+
+// PlanAppendKeyed plans a batch of appends to one world, in arrival order.
+//
+// The key rule (SPEC §4: a retried command is applied once): within a
+// world, an append whose non-empty Key was already appended — earlier in
+// this batch, or in the store, as appended(key) reports — is answered with
+// the position of that first entry and writes nothing. The key alone
+// decides (the retry's kind and payload are not compared), in any epoch and
+// by any holder: a command applied before a handoff must not apply again
+// after it, so the key's scope is the world, and it is checked before the
+// lease rule. Keys are kept as long as the journal: forever. A request that
+// was refused recorded nothing, so its key stays free. The empty key is no
+// key.
+//
+// Every other request is checked with CheckAppend against the lease in
+// force (appends do not change it). Refusals for epoch, holder or expiry
+// add an append.rejected entry unless alreadyRejected(holder) says one was
 // journaled for that holder in the current epoch, or this batch has one.
 // Each request is validated (and a copy of its payload normalized) with
 // ValidateAppend first; an invalid one is answered with its *InputError and
 // writes nothing. The caller's requests are not modified.
-func PlanAppend(s State, now time.Time, reqs []AppendRequest, alreadyRejected func(holder string) bool) (Plan, []AppendOutcome) {
+func PlanAppendKeyed(s State, now time.Time, reqs []AppendRequest, alreadyRejected func(holder string) bool, appended KeyLookup) (Plan, []AppendOutcome) {
 	b := newBuilder(s, now)
 	out := make([]AppendOutcome, len(reqs))
 	marked := map[string]bool{}
+	keys := map[string]int64{} // keys appended by this batch
 	accepted := false
 	for i := range reqs {
 		req := reqs[i] // a copy: validation normalizes the payload
@@ -258,12 +282,28 @@ func PlanAppend(s State, now time.Time, reqs []AppendRequest, alreadyRejected fu
 			out[i].Err = err
 			continue
 		}
+		if r.Key != "" {
+			if pos, ok := keys[r.Key]; ok {
+				out[i].Position = pos
+				continue
+			}
+			if appended != nil {
+				if pos, ok := appended(r.Key); ok {
+					keys[r.Key] = pos
+					out[i].Position = pos
+					continue
+				}
+			}
+		}
 		reason := CheckAppend(s, b.now, r)
 		if reason == "" {
 			accepted = true
 			b.plan.Cond.MaxGrantedAt = min(b.plan.Cond.MaxGrantedAt, r.SeenPosition)
 			b.add(r.Kind, r.Holder, r.Epoch, r.Key, r.Payload)
 			out[i].Position = b.s.Position
+			if r.Key != "" {
+				keys[r.Key] = b.s.Position
+			}
 			continue
 		}
 		out[i].Err = s.refused("append", r.Holder, r.Epoch, reason)

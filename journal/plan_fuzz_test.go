@@ -145,6 +145,7 @@ func FuzzPlanAppend(f *testing.F) {
 		require.Equal(t, payloadBefore, payload, "PlanAppend modified a payload")
 		require.Len(t, out, len(reqs))
 		refusedHolders := map[string]bool{}
+		keys := map[string]int64{} // the key rule: a key appended once answers its first position
 		lastPos, minSeen := s.Position, int64(-1)
 		for i, req := range reqs {
 			o := out[i]
@@ -155,11 +156,17 @@ func FuzzPlanAppend(f *testing.F) {
 				require.Zero(t, o.Position)
 				continue
 			}
+			if first, ok := keys[req.Key]; ok && req.Key != "" {
+				require.NoError(t, o.Err, "request %d: a retried key", i)
+				require.Equal(t, first, o.Position, "request %d: a retried key answers its first position", i)
+				continue
+			}
 			want := appendRule(s, storeNow, &req)
 			if want == "" {
 				require.NoError(t, o.Err, "request %d", i)
 				require.Greater(t, o.Position, lastPos, "positions follow the batch order")
 				lastPos = o.Position
+				keys[req.Key] = o.Position
 				if minSeen < 0 || req.SeenPosition < minSeen {
 					minSeen = req.SeenPosition
 				}
@@ -220,6 +227,8 @@ func appendRule(s State, now time.Time, r *AppendRequest) Reason {
 		return ReasonExpired
 	case r.SeenPosition < s.GrantedAt:
 		return ReasonSeenBehind
+	case r.SeenPosition > s.Position:
+		return ReasonSeenAhead
 	}
 	return ""
 }

@@ -19,6 +19,7 @@ var edgeCases = []Case{
 	{"KeysRefuseControlAndBidiCharacters", caseKeysRefuseControlAndBidi},
 	{"BatchPayloadBoundRefusedAlike", caseBatchPayloadBound},
 	{"AppendSeenBeyondHeadRefused", caseAppendSeenBeyondHead},
+	{"AppendKeyAppliedOnce", caseAppendKeyAppliedOnce},
 }
 
 // refusedKeys are keys the one key rule (journal.ValidateKey) refuses: C0,
@@ -141,4 +142,81 @@ func caseAppendSeenBeyondHead(t *testing.T, f Factory) {
 	require.NoError(t, err, "seen at the head")
 	require.Equal(t, int64(3), pos)
 	e.audit("w")
+}
+
+// caseAppendKeyAppliedOnce: SPEC §4, a retried command is applied once. An
+// append whose non-empty key was already appended to the world — in this
+// batch, an earlier one, or an earlier epoch — is answered with the first
+// entry's position and writes nothing; the empty key is no key.
+func caseAppendKeyAppliedOnce(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	e.create("w", "home")
+	req := func(holder string, epoch, seen int64, key, payload string) journal.AppendRequest {
+		return journal.AppendRequest{Holder: holder, Epoch: epoch, SeenPosition: seen, Kind: "note", Key: key, Payload: []byte(payload)}
+	}
+	appendAll := func(reqs ...journal.AppendRequest) []journal.AppendOutcome {
+		t.Helper()
+		out, err := e.d.JournalAppend(e.ctx, &driver.JournalAppendParams{World: "w", Requests: reqs})
+		require.NoError(t, err)
+		return out
+	}
+	// Twice in one batch, with a neighbour between.
+	out := appendAll(req("home", 1, 1, "k1", `{"n":1}`), req("home", 1, 1, "", `{"n":2}`), req("home", 1, 1, "k1", `{"n":3}`))
+	for _, o := range out {
+		require.NoError(t, o.Err)
+	}
+	require.Equal(t, []int64{2, 3, 2}, []int64{out[0].Position, out[1].Position, out[2].Position})
+	require.Len(t, e.read("w"), 3)
+
+	// In a second batch.
+	out = appendAll(req("home", 1, 3, "k1", `{"n":4}`), req("home", 1, 3, "k2", `{"n":5}`))
+	require.NoError(t, out[0].Err)
+	require.Equal(t, int64(2), out[0].Position, "the first entry's position")
+	require.NoError(t, out[1].Err)
+	require.Equal(t, int64(4), out[1].Position)
+	es := e.read("w")
+	require.Len(t, es, 4)
+	require.Equal(t, `{"n":1}`, string(es[1].Payload), "the first application stands")
+
+	// Across a handoff: the old holder's retry and the new holder's both
+	// answer the first position; nothing is written, nothing rejected.
+	e.handoff("w", "home", "a", 1) // position 5, epoch 2
+	out = appendAll(req("home", 1, 4, "k2", `{"n":6}`), req("a", 2, 5, "k2", `{"n":7}`), req("a", 2, 5, "k1", `{}`))
+	for i, o := range out {
+		require.NoError(t, o.Err, "request %d", i)
+	}
+	require.Equal(t, []int64{4, 4, 2}, []int64{out[0].Position, out[1].Position, out[2].Position})
+	require.Len(t, e.read("w"), 5)
+	require.Zero(t, countKind(e.read("w"), journal.KindRejected))
+
+	// A key never appended is still subject to the append rule.
+	out = appendAll(req("home", 1, 5, "k3", `{}`))
+	require.ErrorIs(t, out[0].Err, driver.ErrFenced)
+	pos, err := e.append1("w", "a", 2, 5, "note", `{}`)
+	require.NoError(t, err)
+	// The refused k3 was not recorded: it can still be appended, once.
+	out = appendAll(req("a", 2, pos, "k3", `{}`), req("a", 2, pos, "k3", `{}`))
+	require.NoError(t, out[0].Err)
+	require.Equal(t, out[0].Position, out[1].Position)
+
+	// The empty key is not deduplicated.
+	p1, err := e.append1("w", "a", 2, 5, "note", `{}`)
+	require.NoError(t, err)
+	p2, err := e.append1("w", "a", 2, 5, "note", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, p1+1, p2)
+	e.audit("w")
+
+	// The journal exports and imports as it is, and the imported world
+	// keeps honouring its keys.
+	dst := newEnv(t, f)
+	_, err = dst.d.JournalImport(dst.ctx, &driver.JournalImportParams{Entries: e.read("w")})
+	require.NoError(t, err)
+	head := dst.get("w")
+	out, err = dst.d.JournalAppend(dst.ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{
+		req("a", 2, head.Position, "k2", `{}`)}})
+	require.NoError(t, err)
+	require.NoError(t, out[0].Err)
+	require.Equal(t, int64(4), out[0].Position)
+	require.Equal(t, head.Position, dst.get("w").Position)
 }

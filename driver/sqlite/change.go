@@ -11,10 +11,19 @@ import (
 	"github.com/leasehold/leasehold/journal"
 )
 
-// planFunc plans a change from the locked head at store time now;
-// rejected reports whether an append.rejected for holder is already
-// journaled in the head's epoch.
-type planFunc func(w *driver.World, now time.Time, rejected func(holder string) bool) (journal.Plan, error)
+// planFunc plans a change from the locked head at store time now; q reads
+// what the plan may depend on besides the head, inside the transaction.
+type planFunc func(w *driver.World, now time.Time, q *headQueries) (journal.Plan, error)
+
+// headQueries are the reads a plan makes under the write lock.
+type headQueries struct {
+	// rejected reports whether an append.rejected for holder is already
+	// journaled in the head's epoch.
+	rejected func(holder string) bool
+	// appended finds the position a key was appended at in this world
+	// (the key rule of journal.PlanAppendKeyed).
+	appended journal.KeyLookup
+}
 
 // change is the one path by which a world's journal and head change:
 // BEGIN IMMEDIATE (the single writer), read the head, plan, one conditional
@@ -46,9 +55,17 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 		}
 		return err == nil
 	}
-	p, err := plan(w, now, rejected)
+	appended := func(key string) (int64, bool) {
+		var pos int64
+		err := tx.StmtContext(ctx, st.selectKey).QueryRowContext(ctx, worldID, key).Scan(&pos)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			qerr = err
+		}
+		return pos, err == nil
+	}
+	p, err := plan(w, now, &headQueries{rejected: rejected, appended: appended})
 	if qerr != nil {
-		return nil, fmt.Errorf("sqlite: %s %s: reading rejections: %w", op, worldID, qerr)
+		return nil, fmt.Errorf("sqlite: %s %s: reading rejections or keys: %w", op, worldID, qerr)
 	}
 	if err != nil {
 		return nil, err

@@ -10,12 +10,14 @@ import (
 )
 
 // JournalAppend implements driver.Driver: the whole batch is one BEGIN
-// IMMEDIATE transaction and so one fsync.
+// IMMEDIATE transaction and so one fsync. A key already appended to the
+// world is looked up inside it (journal_entries_key, migration 0004), so
+// a retried append answers the first entry's position.
 func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
 	var out []journal.AppendOutcome
-	_, err := d.change(ctx, p.World, "append", func(w *driver.World, now time.Time, rejected func(string) bool) (journal.Plan, error) {
+	_, err := d.change(ctx, p.World, "append", func(w *driver.World, now time.Time, q *headQueries) (journal.Plan, error) {
 		var plan journal.Plan
-		plan, out = journal.PlanAppend(w.State, now, p.Requests, rejected)
+		plan, out = journal.PlanAppendKeyed(w.State, now, p.Requests, q.rejected, q.appended)
 		return plan, nil
 	})
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 // connection. modernc.org/sqlite parses a statement on every Exec with
 // arguments otherwise, and parsing was about a third of an append's CPU.
 type stmts struct {
-	selectWorld, selectRejection, condUpdate, insertEntry, insertRejection *sql.Stmt
+	selectWorld, selectRejection, selectKey, condUpdate, insertEntry, insertRejection *sql.Stmt
 }
 
 type stmtCache struct {
@@ -35,6 +35,7 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 	}{
 		{&s.selectWorld, `SELECT ` + worldColumns + ` FROM worlds WHERE id = ?`},
 		{&s.selectRejection, `SELECT 1 FROM journal_rejections WHERE world = ? AND epoch = ? AND holder = ?`},
+		{&s.selectKey, `SELECT position FROM journal_entries WHERE world = ? AND key = ? AND key <> ''`},
 		{&s.condUpdate, condUpdate},
 		{&s.insertEntry, insertEntrySQL},
 		{&s.insertRejection, `INSERT OR IGNORE INTO journal_rejections (world, epoch, holder) VALUES (?, ?, ?)`},
@@ -51,7 +52,7 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 }
 
 func (s *stmts) close() {
-	for _, st := range []*sql.Stmt{s.selectWorld, s.selectRejection, s.condUpdate, s.insertEntry, s.insertRejection} {
+	for _, st := range []*sql.Stmt{s.selectWorld, s.selectRejection, s.selectKey, s.condUpdate, s.insertEntry, s.insertRejection} {
 		if st != nil {
 			st.Close()
 		}

@@ -1,7 +1,19 @@
--- The append rule of journal/append.go as it now stands (issue 17): a
--- seen position past the head is refused ('seen_ahead', not journaled).
+-- The append rule of journal/append.go and the key rule of
+-- journal.PlanAppendKeyed as they now stand (issue 17):
+--   * a seen position past the head is refused ('seen_ahead', not
+--     journaled);
+--   * SPEC §4, a retried command is applied once: an append whose
+--     non-empty key is already in the world's journal (in any epoch, or
+--     earlier in this batch: the rows this call inserted are visible to
+--     it) answers that entry's position and writes nothing. The lookup is
+--     made under the world's row lock, before the lease rule; the unique
+--     index makes it one probe and makes the store refuse a second entry
+--     with the key whatever the function did. Keys are kept as long as
+--     the journal.
 -- leasehold_journal_append is replaced whole; migration 0002 holds the
 -- rest of its story.
+
+CREATE UNIQUE INDEX journal_entries_key ON journal_entries (world, key) WHERE key <> '';
 
 -- leasehold_journal_append appends a batch of validated data entries to one
 -- world, in order. For each request it returns the position written, or the
@@ -22,6 +34,7 @@ DECLARE
     v_reason text;
     v_marked text[] := '{}';
     v_body   bytea;
+    v_first  bigint;
 BEGIN
     -- The lock serializes every writer of this world (lease changes take it
     -- too), so the lease read here is the lease in force at commit.
@@ -37,6 +50,17 @@ BEGIN
     o_epoch := h.epoch;
     o_holder := h.holder;
     FOR i IN 1 .. coalesce(array_length(p_holders, 1), 0) LOOP
+        -- The key rule: a key already appended answers its first position.
+        IF p_keys[i] <> '' THEN
+            SELECT position INTO v_first FROM journal_entries
+                WHERE world = p_world AND key = p_keys[i] AND key <> '';
+            IF FOUND THEN
+                o_position := v_first;
+                o_reason := NULL;
+                RETURN NEXT;
+                CONTINUE;
+            END IF;
+        END IF;
         -- journal.CheckAppend, in the same order.
         v_reason := CASE
             WHEN p_epochs[i] <> h.epoch THEN 'stale_epoch'
