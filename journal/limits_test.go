@@ -59,3 +59,21 @@ func TestSeenPositionBeyondHeadRefused(t *testing.T) {
 		t.Errorf("seen at the head: %q", got)
 	}
 }
+
+// TestPayloadDepth: nesting is counted outside strings only, and the bound
+// applies at MaxPayloadDepth (issue 17, defect 4).
+func TestPayloadDepth(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int{`"[[[{"`: 0, `[{"a":"]}\"[["}]`: 2, `[[],[[]]]`: 3, `1`: 0, `{"a":{"b":[1]}}`: 3} {
+		if got := jsonDepth([]byte(in)); got != want {
+			t.Errorf("jsonDepth(%s) = %d, want %d", in, got, want)
+		}
+	}
+	at := strings.Repeat("[", MaxPayloadDepth) + strings.Repeat("]", MaxPayloadDepth)
+	if _, err := NormalizePayload([]byte(at)); err != nil {
+		t.Errorf("at the bound: %v", err)
+	}
+	if _, err := NormalizePayload([]byte("[" + at + "]")); !errors.Is(err, lease.ErrInvalid) {
+		t.Errorf("past the bound: %v", err)
+	}
+}

@@ -23,9 +23,16 @@ const (
 	// compacting one payload stays bounded (one linear pass over at most
 	// 1 MiB) before the compact limit can be checked.
 	MaxPayloadRawBytes = 16 * MaxPayloadBytes
-	MaxIDBytes         = 128 // world and holder identifiers
-	MaxKindBytes       = 128
-	MaxKeyBytes        = 256
+	// MaxPayloadDepth bounds the nesting of a payload's arrays and objects:
+	// 64. What is accepted must export, audit and import: a payload 10,000
+	// deep was accepted and its JSONL line (one object level more) then
+	// broke encoding/json's own bound of 10,000. 64 leaves room for every
+	// envelope a payload travels in (the JSONL line, the API's documents)
+	// under common decoders' limits (serde_json's default is 128).
+	MaxPayloadDepth = 64
+	MaxIDBytes      = 128 // world and holder identifiers
+	MaxKindBytes    = 128
+	MaxKeyBytes     = 256
 )
 
 // InputError is input refused before anything was written. It unwraps to
@@ -137,9 +144,12 @@ func controlOrBidi(c rune) bool {
 }
 
 // NormalizePayload validates a payload and returns its canonical stored form:
-// compact JSON, valid UTF-8, at most MaxPayloadBytes once compact (input of
-// up to MaxPayloadRawBytes is compacted first: whitespace does not count).
-// An empty payload is stored as JSON null. Compact form is what makes the JSONL export byte-exact,
+// compact JSON, valid UTF-8, nested at most MaxPayloadDepth deep, at most
+// MaxPayloadBytes once compact (input of up to MaxPayloadRawBytes is
+// compacted first: whitespace does not count). An empty payload is stored
+// as JSON null. It is the one JSON rule for every payload and result the
+// library stores (runs.NormalizePayload applies it), so whatever it accepts
+// exports, audits and imports. Compact form is what makes the JSONL export byte-exact,
 // so a payload's hash survives export and import.
 func NormalizePayload(p []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(p)) == 0 {
@@ -150,6 +160,9 @@ func NormalizePayload(p []byte) ([]byte, error) {
 	}
 	if !utf8.Valid(p) {
 		return nil, invalid("payload", "not valid UTF-8")
+	}
+	if d := jsonDepth(p); d > MaxPayloadDepth {
+		return nil, invalid("payload", "nested %d deep (at least), over the limit of %d", d, MaxPayloadDepth)
 	}
 	if !json.Valid(p) {
 		return nil, invalid("payload", "malformed JSON")
@@ -162,6 +175,41 @@ func NormalizePayload(p []byte) ([]byte, error) {
 		return nil, invalid("payload", "%d bytes of compact JSON is over the limit of %d", buf.Len(), MaxPayloadBytes)
 	}
 	return buf.Bytes(), nil
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in p, outside
+// strings, stopping early once past MaxPayloadDepth. It does not check
+// that p is JSON (json.Valid does, after it): it only keeps a deep
+// document from being parsed at all.
+func jsonDepth(p []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range p {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > MaxPayloadDepth {
+					return deepest
+				}
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // ValidateAppend checks an append request's input and normalizes its

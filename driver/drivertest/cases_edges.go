@@ -1,7 +1,9 @@
 package drivertest
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ var edgeCases = []Case{
 	{"BatchPayloadBoundRefusedAlike", caseBatchPayloadBound},
 	{"AppendSeenBeyondHeadRefused", caseAppendSeenBeyondHead},
 	{"AppendKeyAppliedOnce", caseAppendKeyAppliedOnce},
+	{"PayloadDepthBoundAlike", casePayloadDepthBound},
 }
 
 // refusedKeys are keys the one key rule (journal.ValidateKey) refuses: C0,
@@ -219,4 +222,61 @@ func caseAppendKeyAppliedOnce(t *testing.T, f Factory) {
 	require.NoError(t, out[0].Err)
 	require.Equal(t, int64(4), out[0].Position)
 	require.Equal(t, head.Position, dst.get("w").Position)
+}
+
+// casePayloadDepthBound: one JSON rule at every edge that takes a payload
+// (append, enqueue, emit, an effect's result): nesting deeper than
+// journal.MaxPayloadDepth is refused, typed, before any write; what is
+// accepted at the bound exports, audits and imports (issue 17, defect 4).
+func casePayloadDepthBound(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	e.create("w", "home")
+	deep := func(n int) string { return strings.Repeat(`{"a":[`, n/2) + strings.Repeat("[", n%2) + strings.Repeat("]", n%2) + strings.Repeat(`]}`, n/2) }
+	run := e.claimOne("a")
+	rs, es := e.runStore(), e.effects()
+	for _, n := range []int{journal.MaxPayloadDepth + 1, 10000} {
+		p := deep(n)
+		_, err := e.append1("w", "home", 1, 1, "note", p)
+		requireInputError(t, err, "append")
+		_, err = rs.RunEnqueue(e.ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "deep", Payload: []byte(p)}}})
+		requireInputError(t, err, "enqueue")
+		_, err = es.RunEventAppend(e.ctx, &driver.RunEventAppendParams{Events: []driver.RunEventInsert{{RunID: run.ID, Fence: run.Fence, Seq: 1, Kind: "k", Payload: []byte(p)}}})
+		requireInputError(t, err, "emit")
+		_, err = es.RunEffectCommit(e.ctx, &driver.RunEffectCommitParams{RunID: run.ID, Fence: run.Fence, Key: "k", Result: []byte(p)})
+		requireInputError(t, err, "effect result")
+	}
+	require.Len(t, e.read("w"), 1, "nothing appended")
+	require.Empty(t, e.claim("deep", "a", 1), "nothing enqueued")
+
+	// At the bound: accepted everywhere, and the journal survives
+	// export → audit → import byte for byte.
+	p := deep(journal.MaxPayloadDepth)
+	_, err := e.append1("w", "home", 1, 1, "note", p)
+	require.NoError(t, err)
+	e.enqueue(runs.Enqueue{Queue: "deep", Payload: []byte(p)})
+	_, err = es.RunEventAppend(e.ctx, &driver.RunEventAppendParams{Events: []driver.RunEventInsert{{RunID: run.ID, Fence: run.Fence, Seq: 1, Kind: "k", Payload: []byte(p)}}})
+	require.NoError(t, err)
+	src := e.read("w")
+	require.Equal(t, p, string(src[1].Payload))
+	var buf bytes.Buffer
+	w := journal.NewWriter(&buf)
+	for i := range src {
+		require.NoError(t, w.Write(&src[i]))
+	}
+	require.NoError(t, w.Close())
+	r := journal.NewReader(&buf)
+	var back []journal.Entry
+	for {
+		en, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		back = append(back, *en)
+	}
+	require.True(t, journal.Audit(back).OK())
+	dst := newEnv(t, f)
+	_, err = dst.d.JournalImport(dst.ctx, &driver.JournalImportParams{Entries: back})
+	require.NoError(t, err)
+	require.Equal(t, src, dst.read("w"))
 }
