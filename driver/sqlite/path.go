@@ -22,9 +22,9 @@ import (
 //
 // Refused with ErrInvalid, before anything is created: an empty path, a
 // path holding NUL (no file system can name it; SQLite would cut the name
-// there), a path ending in a separator (a directory), and the in-memory
-// databases. ":memory:" (and any URI asking for mode=memory) is refused
-// rather than supported: in memory every connection of the pool is its own
+// there), a path ending in a separator (a directory), a "file:" URI (the
+// caller meant parameters the driver would silently not apply), and the
+// in-memory database. ":memory:" is refused rather than supported: in memory every connection of the pool is its own
 // database unless the cache is shared, WAL is impossible there (SPEC §1
 // requires WAL with synchronous=FULL) and nothing is durable, so it would
 // be a different store with different guarantees behind the same driver.
@@ -35,8 +35,12 @@ func validatePath(path string) error {
 		return &journal.InputError{Field: "sqlite Config.Path", Problem: "must name a database file"}
 	case strings.IndexByte(path, 0) >= 0:
 		return &journal.InputError{Field: "sqlite Config.Path", Problem: fmt.Sprintf("%q holds a NUL byte, which no file name can", path)}
-	case path == ":memory:" || strings.HasPrefix(path, "file:") && strings.Contains(path, "memory"):
+	case path == ":memory:":
 		return &journal.InputError{Field: "sqlite Config.Path", Problem: fmt.Sprintf("%q: in-memory databases are not supported (one database per connection, no WAL, nothing durable); use a file, e.g. in a temporary directory", path)}
+	case strings.HasPrefix(path, "file:"):
+		// Taken literally this would name a file called "file:…", which is
+		// never what a caller holding a URI meant; say so instead.
+		return &journal.InputError{Field: "sqlite Config.Path", Problem: fmt.Sprintf("%q is a URI: Config.Path takes a file name (the driver sets its own parameters; name a file that begins with \"file:\" as ./file:…)", path)}
 	case strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)):
 		return &journal.InputError{Field: "sqlite Config.Path", Problem: fmt.Sprintf("%q names a directory, not a file", path)}
 	}

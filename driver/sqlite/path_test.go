@@ -20,7 +20,7 @@ import (
 // named, in WAL mode, and nothing else appears beside it (issue 17, defect 3).
 func TestOpenPathExactFile(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"a?b.db", "c#d.db", "e%41.db", "sp ace.db", "x&mode=memory.db", "q?mode=ro&_pragma=journal_mode(delete).db", "ü.db"} {
+	for _, name := range []string{"file:x.db", "a?b.db", "c#d.db", "e%41.db", "sp ace.db", "x&mode=memory.db", "q?mode=ro&_pragma=journal_mode(delete).db", "ü.db"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -71,7 +71,7 @@ func TestOpenPathRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	for _, path := range []string{"", filepath.Join(dir, "f\x00g.db"), ":memory:", "file::memory:?cache=shared", filepath.Join(dir, "d") + "/"} {
+	for _, path := range []string{"", filepath.Join(dir, "f\x00g.db"), ":memory:", "file::memory:?cache=shared", "file:" + filepath.Join(dir, "u.db"), filepath.Join(dir, "d") + "/"} {
 		d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 		if err == nil {
 			d.Close()
