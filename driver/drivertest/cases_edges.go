@@ -50,10 +50,7 @@ func requireInputError(t *testing.T, err error, what string) {
 func caseKeysRefuseControlAndBidi(t *testing.T, f Factory) {
 	e := newEnv(t, f)
 	e.create("w", "home")
-	held := e.claim("q", "a", 1)
-	require.Empty(t, held)
-	e.enqueue(runs.Enqueue{Queue: "q"})
-	run := e.claim("q", "a", 1)[0]
+	run := e.claimOne("a")
 	rs, es := e.runStore(), e.effects()
 	// A journal with one keyed entry, to tamper with for import.
 	src := newEnv(t, f)
@@ -231,7 +228,9 @@ func caseAppendKeyAppliedOnce(t *testing.T, f Factory) {
 func casePayloadDepthBound(t *testing.T, f Factory) {
 	e := newEnv(t, f)
 	e.create("w", "home")
-	deep := func(n int) string { return strings.Repeat(`{"a":[`, n/2) + strings.Repeat("[", n%2) + strings.Repeat("]", n%2) + strings.Repeat(`]}`, n/2) }
+	deep := func(n int) string {
+		return strings.Repeat(`{"a":[`, n/2) + strings.Repeat("[", n%2) + strings.Repeat("]", n%2) + strings.Repeat(`]}`, n/2)
+	}
 	run := e.claimOne("a")
 	rs, es := e.runStore(), e.effects()
 	for _, n := range []int{journal.MaxPayloadDepth + 1, 10000} {
