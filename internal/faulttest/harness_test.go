@@ -15,10 +15,10 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/internal/pgcluster"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // scale divides every timing of a scenario: the run defaults, the pool's

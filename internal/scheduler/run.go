@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
 

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
-	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/doctor"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
