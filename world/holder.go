@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/bugs"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -166,6 +167,9 @@ func (h *Holder) Renew(ctx context.Context) error {
 	if err != nil {
 		h.s = dropEpoch(h.s)
 		return fmt.Errorf("world %s: %s renewing epoch %d: %w", h.world, h.me, e, err)
+	}
+	if bugs.HolderRunwayFromAnswer { // planted (-tags simbugs): credits the round trip twice
+		sent = h.clock.Now()
 	}
 	h.s.renewed, h.s.sent, h.s.grantedAt = true, sent, w.GrantedAt
 	return nil
