@@ -179,9 +179,9 @@ func (h *Holder) Renew(ctx context.Context) error {
 // lease.handed_off{from: me, to, epoch+1} (journal.PlanHandoff) as this
 // holder's last act under it. The epoch is recorded as given before the
 // request is sent and is dropped whatever the outcome: a handoff whose
-// answer is lost may still land, and an append racing it, or a re-adoption
-// of the epoch from a head read before it lands, would write under an
-// epoch already promised away.
+// answer is lost may still land later, and an append sent meanwhile, or a
+// re-adoption of the epoch from a head read before it lands, would write
+// under an epoch already promised away.
 func (h *Holder) Handoff(ctx context.Context, to string) (*driver.World, error) {
 	if r := renewRefusal(h.s); r != "" {
 		return nil, h.refused("handoff", r)
