@@ -86,7 +86,9 @@ func (r *Run) Context() context.Context { return r.ctx }
 // than completing without the result it meant to hand over.
 func (r *Run) SetResult(result []byte) error {
 	var err error
-	if result != nil {
+	if len(result) == 0 {
+		result = nil // none, as the driver's rule reads an empty result
+	} else {
 		result, err = runs.NormalizePayload("result", result)
 	}
 	r.mu.Lock()

@@ -23,8 +23,12 @@ import (
 )
 
 // Handler works one run. Returning nil completes it (with the result set by
-// Run.SetResult); Block(reason) blocks it; any other error fails the
-// attempt, which is retried with backoff until its attempts are exhausted.
+// Run.SetResult — or, if SetResult refused the last result it was given,
+// fails the attempt with that refusal); Block(reason) blocks it; any other
+// error fails the attempt, which is retried with backoff until its
+// attempts are exhausted. A reason taken from the handler's text is stored
+// by journal.SafeReason: escaped where the reason rule refuses it, and
+// marked where it is cut.
 type Handler func(ctx context.Context, r *Run) error
 
 // WorkerConfig configures a Worker. Zero values mean the defaults.
