@@ -334,5 +334,6 @@ type blockError struct{ reason string }
 func (e *blockError) Error() string { return "block: " + e.reason }
 
 // Block is returned by a handler to park its run until an external signal
-// (Unblock); the lease is released.
+// (Unblock); the lease is released. The reason is stored through
+// journal.SafeReason (escaped, never cut without a marker).
 func Block(reason string) error { return &blockError{reason: reason} }

@@ -452,7 +452,7 @@ func (w *Worker) finish(r *Run, herr error) {
 		herr = refused
 		if herr == nil {
 			err = w.completer.complete(ctx, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result})
-			if errors.Is(err, lease.ErrInvalid) { // refused before any write: fail the attempt instead
+			if errors.Is(err, lease.ErrInvalid) { // refused, nothing written: fail the attempt instead
 				herr, err = err, nil
 			}
 		}
