@@ -167,7 +167,12 @@ type EffectToken struct {
 func (h *RunHandle) Context() context.Context { return h.r.Context() }
 
 // SetResult records the JSON result written when the handler returns nil.
-func (h *RunHandle) SetResult(result []byte) { h.r.SetResult(result) }
+// A result the store would refuse (not JSON, over 64 KiB compact) is
+// refused here, typed (ErrInvalid), and the previous result kept; a handler
+// that returns nil after such a refusal fails its attempt with the refusal
+// as the reason, so the run is never left running nor completed without
+// what the handler meant to hand over.
+func (h *RunHandle) SetResult(result []byte) error { return h.r.SetResult(result) }
 
 // Gate is the side-effect gate (SPEC §2): nil when the run's durably
 // confirmed lease runway covers an effect of at most maxDur plus the
@@ -237,6 +242,12 @@ type RunwayError = keeper.RunwayError
 // SelfStop when the durable lag reached D_stop (Lag), else the store's
 // refusal of a renewal (Cause).
 type LostError = keeper.LostError
+
+// EffectResultError is an effect that happened but whose result was
+// refused (not JSON, over 64 KiB compact…): the effect is recorded as done
+// with the refusal, so a retry returns this same error without calling fn
+// again and never reports it uncertain. It matches ErrInvalid.
+type EffectResultError = scheduler.EffectResultError
 
 // UncertainEffectError is an effect whose intent exists without a commit
 // (it matches ErrUncertain): Key, RunID and the IntentFence it was made
