@@ -44,6 +44,15 @@ var timing = func() lease.Timing {
 // starved write fails fast and is retried) and stays within a drain.
 var acquireTimeout = postgres.DefaultAcquireTimeout / 10
 
+// statementTimeout is the workers' statement timeout, the default (10s)
+// divided by 10 for the same reason: a renewal UPDATE on a Postgres the
+// whole suite loads can take longer than a thirtieth (333ms), and every
+// such drain failing would stop a healthy worker. It bounds nothing the
+// scenarios measure: a blackholed statement is cut by the caller's
+// deadline, and a paused worker holds no transaction (it pauses in an
+// effect).
+var statementTimeout = postgres.DefaultStatementTimeout / 10
+
 // strandBound is the recovery bound of SPEC §1: a dead holder's run is
 // reclaimed within T_lease + P + S of its last confirmed renewal.
 var strandBound = timing.Lease + timing.Poll + timing.Skew

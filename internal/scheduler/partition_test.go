@@ -151,6 +151,8 @@ func TestPartitionedWorkerSelfStopsAndAnotherTakesOver(t *testing.T) {
 	// The partition.
 	select {
 	case <-fiveDone:
+	case err := <-aStopped:
+		t.Fatalf("worker A stopped before the partition: %v", err)
 	case <-ctx.Done():
 		t.Fatal("worker A did not get through five effects")
 	}
