@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/internal/startstop"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/journal"
 )
 
 // Entry is one position of a world's journal.

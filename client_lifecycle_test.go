@@ -40,8 +40,8 @@ func TestEveryComponentRunsOnTheOneLifecycle(t *testing.T) {
 		{"reclaimer", c.reclaimer},
 		{"event committer", c.events},
 		{"appender", c.appender},
-		{"worker", w},
-		{"keeper", w.Keeper()},
+		{"worker", w.w},
+		{"keeper", w.w.Keeper()},
 	}
 	for _, s := range services {
 		require.True(t, isClosed(s.s.Started()), "%s: started", s.name)

@@ -1,31 +1,66 @@
 package leasehold
 
 import (
+	"errors"
+
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
 
-// Sentinel errors; match them with errors.Is. Each is documented in package
-// lease, where every layer shares them.
+// The sentinel errors, all of them: match them with errors.Is. The typed
+// errors below and every error the library returns unwrap to one of these.
+// They are declared once, in package lease, so every layer matches the same
+// values.
 var (
-	ErrNotFound      = lease.ErrNotFound
-	ErrConflict      = lease.ErrConflict
-	ErrInvalid       = lease.ErrInvalid
-	ErrFenced        = lease.ErrFenced
-	ErrNotHolder     = lease.ErrNotHolder
-	ErrLeaseExpired  = lease.ErrLeaseExpired
-	ErrSeenBehind    = lease.ErrSeenBehind
-	ErrLeaseHeld     = lease.ErrLeaseHeld
-	ErrSchemaTooNew  = lease.ErrSchemaTooNew
-	ErrCorrupt       = lease.ErrCorrupt
-	ErrInvalidTiming = lease.ErrInvalidTiming // also matches ErrInvalid
+	// ErrNotFound: the world or run named does not exist.
+	ErrNotFound = lease.ErrNotFound
+	// ErrConflict: it exists already (a world created twice, an import into
+	// an existing world), or an operator action the state does not allow
+	// (cancel of a finished run, unblock of a run that is not blocked).
+	ErrConflict = lease.ErrConflict
+	// ErrInvalid: the input was refused before anything was written (size,
+	// encoding, range, unknown queue, a bad configuration).
+	ErrInvalid = lease.ErrInvalid
+	// ErrFenced: the write carried a fence (epoch) that is not the current
+	// one; nothing was changed.
+	ErrFenced = lease.ErrFenced
+	// ErrNotHolder: the epoch is current but the writer is not its holder.
+	ErrNotHolder = lease.ErrNotHolder
+	// ErrLeaseExpired: the holder's lease expired on the store's clock.
+	ErrLeaseExpired = lease.ErrLeaseExpired
+	// ErrSeenBehind: the holder has not replayed the journal through its
+	// own grant.
+	ErrSeenBehind = lease.ErrSeenBehind
+	// ErrLeaseHeld: a grant was asked while the lease is held.
+	ErrLeaseHeld = lease.ErrLeaseHeld
+	// ErrSchemaTooNew: a newer binary migrated the store.
+	ErrSchemaTooNew = lease.ErrSchemaTooNew
+	// ErrCorrupt: journal data failed verification (hash chain, encoding, a
+	// torn line or tail, a write under a non-current epoch).
+	ErrCorrupt = lease.ErrCorrupt
+	// ErrInvalidTiming: a lease timing breaks SPEC §1 (also matches
+	// ErrInvalid).
+	ErrInvalidTiming = lease.ErrInvalidTiming
 	// ErrEffectDuration: an effect's declared maximum duration is not
 	// positive or longer than the gate could ever pass (also matches
 	// ErrInvalid).
 	ErrEffectDuration = lease.ErrEffectDuration
-	ErrLeaseRunway    = lease.ErrLeaseRunway
-	ErrLeaseLost      = lease.ErrLeaseLost
-	ErrClosed         = lease.ErrClosed
+	// ErrLeaseRunway: the side-effect gate refused; the effect was not
+	// started and the run stops (a *RunwayError).
+	ErrLeaseRunway = lease.ErrLeaseRunway
+	// ErrLeaseLost: the run's lease is gone or the worker stopped itself;
+	// its context is cancelled (a *LostError).
+	ErrLeaseLost = lease.ErrLeaseLost
+	// ErrUncertain: an effect was started and never committed; reconcile it
+	// and call RunHandle.ResolveEffect (an *UncertainEffectError).
+	ErrUncertain = scheduler.ErrUncertain
+	// ErrUnknownQueue: a queue outside Config.Queues (also matches
+	// ErrInvalid; an *UnknownQueueError).
+	ErrUnknownQueue = errors.New("leasehold: unknown queue")
+	// ErrClosed: the client, worker or service was stopped; what it had not
+	// written is failed back with this, never dropped.
+	ErrClosed = lease.ErrClosed
 )
 
 // Typed errors that unwrap to the sentinels above.

@@ -2,15 +2,13 @@ package leasehold
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/internal/keeper"
-	"github.com/leasehold/leasehold/runs"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/runs"
 )
 
 // Run is a run's row; see package runs for its states.
@@ -23,51 +21,6 @@ type Enqueue = runs.Enqueue
 // Enqueued is one enqueue's result: the run, and whether its unique key
 // returned an existing run.
 type Enqueued = driver.RunEnqueued
-
-// Worker claims and works runs; see package scheduler.
-type Worker = scheduler.Worker
-
-// WorkerConfig configures a Worker; see package scheduler.
-type WorkerConfig = scheduler.WorkerConfig
-
-// Handler works one run; see package scheduler.
-type Handler = scheduler.Handler
-
-// RunHandle is a handler's handle on its run (Effect, Tx, Emit, Step).
-type RunHandle = scheduler.Run
-
-// EffectToken is handed to an effect function: the run's fence and a
-// stable idempotency key for the downstream system.
-type EffectToken = scheduler.EffectToken
-
-// HeartbeatMode is a worker's heartbeat mode (SPEC §2): ModeWriteBehind
-// (the default), ModeDark or ModeSync; switch it at runtime with
-// Worker.SetMode. See package keeper.
-type HeartbeatMode = keeper.Mode
-
-// The heartbeat modes.
-const (
-	ModeWriteBehind = keeper.ModeWriteBehind
-	ModeDark        = keeper.ModeDark
-	ModeSync        = keeper.ModeSync
-)
-
-// ParseHeartbeatMode parses "sync", "dark" or "writebehind".
-func ParseHeartbeatMode(s string) (HeartbeatMode, error) { return keeper.ParseMode(s) }
-
-// RunwayError is the side-effect gate's refusal (ErrLeaseRunway).
-type RunwayError = keeper.RunwayError
-
-// LostError says why a run's lease was given up (ErrLeaseLost): a flush or
-// a synchronous renewal was refused, or the worker stopped itself.
-type LostError = keeper.LostError
-
-// ErrUncertain: an effect was started and never committed; reconcile it and
-// call RunHandle.ResolveEffect.
-var ErrUncertain = scheduler.ErrUncertain
-
-// ErrUnknownQueue: a queue outside Config.Queues. It matches ErrInvalid too.
-var ErrUnknownQueue = errors.New("leasehold: unknown queue")
 
 // UnknownQueueError names the queue and the known ones. It unwraps to
 // ErrUnknownQueue and ErrInvalid.
@@ -139,7 +92,11 @@ func (c *Client) NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new worker: starting the event committer: %w", err)
 	}
-	return scheduler.NewWorker(c.d, c.events, cfg)
+	w, err := scheduler.NewWorker(c.d, c.events, cfg.internal())
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{w: w}, nil
 }
 
 // StartReclaimer runs the run reclaimer every P until Close. It is

@@ -10,8 +10,8 @@ import (
 
 	"github.com/leasehold/leasehold/internal/bench"
 	"github.com/leasehold/leasehold/internal/keeper"
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/lease"
 )
 
 // runBenchHeartbeats is `leasehold bench heartbeats`: the renewal traffic

@@ -8,8 +8,8 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/clock"
-	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/lease"
 )
 

@@ -24,7 +24,7 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "seeds simulated at once")
 	verbose := fs.Bool("verbose", false, "print each seed's figures and, for a single seed, its whole trace")
 	dir := fs.String("dir", sim.DefaultDir(), "folder for the per-seed SQLite files (a tmpfs is fastest)")
-	bug := fs.String("bug", "", "plant one bug to see it caught (complete-fence, gate, revive, runway-answer); needs a -tags simbugs build")
+	bug := fs.String("bug", "", "plant one bug to see it caught (complete-fence, gate, revive, runway-answer, holder-runway-answer); needs a -tags simbugs build")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/keeper"
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/lease"
 )
 
 // HeartbeatConfig shapes a heartbeat benchmark: Runs runs held at once by

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/journal"
 )
 
 // AppendResult is one measured configuration.

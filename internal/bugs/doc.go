@@ -5,5 +5,5 @@
 // In a normal build every switch is a false constant, so the guarded code
 // is dead and compiled away: production binaries cannot turn a bug on.
 // Built with -tags simbugs, each is a variable a test sets for one run.
-// Only tests built with that tag (sim/bugs_test.go) ever set one.
+// Only tests built with that tag (internal/sim/bugs_test.go) ever set one.
 package bugs

@@ -17,6 +17,9 @@ const (
 	// RunwayFromAnswer: a confirmed renewal counts runway from the
 	// answer's arrival instead of the send (keeper).
 	RunwayFromAnswer = false
+	// HolderRunwayFromAnswer: world.Holder counts a confirmed renewal's
+	// runway from the answer's arrival instead of the send.
+	HolderRunwayFromAnswer = false
 )
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).

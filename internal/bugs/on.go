@@ -11,18 +11,20 @@ var (
 	SkipGate          bool
 	DrainRevives      bool
 	RunwayFromAnswer  bool
+
+	HolderRunwayFromAnswer bool
 )
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).
 const Enabled = true
 
-// Set turns on the bug named (complete-fence, gate, revive,
-// runway-answer) and returns the function that turns it off.
+// Set turns on the bug named (complete-fence, gate, revive, runway-answer,
+// holder-runway-answer) and returns the function that turns it off.
 func Set(name string) (reset func(), err error) {
 	sw, ok := map[string]*bool{"complete-fence": &SkipCompleteFence, "gate": &SkipGate,
-		"revive": &DrainRevives, "runway-answer": &RunwayFromAnswer}[name]
+		"revive": &DrainRevives, "runway-answer": &RunwayFromAnswer, "holder-runway-answer": &HolderRunwayFromAnswer}[name]
 	if !ok {
-		return nil, fmt.Errorf("bugs: unknown bug %q (complete-fence, gate, revive, runway-answer)", name)
+		return nil, fmt.Errorf("bugs: unknown bug %q (complete-fence, gate, revive, runway-answer, holder-runway-answer)", name)
 	}
 	*sw = true
 	return func() { *sw = false }, nil

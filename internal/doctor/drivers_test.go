@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/clock"
-	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/internal/testdb"
 )
 

@@ -35,7 +35,9 @@
 //
 // Every timing is the run default divided by 30 (T_lease 3s, T_renew
 // 500ms, T_drain ≈167ms, D_stop 1.5s, S 500ms, P ≈33ms), and so are the
-// pool's acquire and statement timeouts and the faults.
+// faults; the pool's acquire and statement timeouts are the defaults
+// divided by 10 (200ms, 1s), since a thirtieth of them is shorter than the
+// delays of a machine running the whole suite (harness_test.go).
 //
 // # What every scenario checks
 //

@@ -15,10 +15,10 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/internal/pgcluster"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // scale divides every timing of a scenario: the run defaults, the pool's
@@ -43,6 +43,15 @@ var timing = func() lease.Timing {
 // order (acquire shorter than the statement timeout, ≈333ms here, so a
 // starved write fails fast and is retried) and stays within a drain.
 var acquireTimeout = postgres.DefaultAcquireTimeout / 10
+
+// statementTimeout is the workers' statement timeout, the default (10s)
+// divided by 10 for the same reason: a renewal UPDATE on a Postgres the
+// whole suite loads can take longer than a thirtieth (333ms), and every
+// such drain failing would stop a healthy worker. It bounds nothing the
+// scenarios measure: a blackholed statement is cut by the caller's
+// deadline, and a paused worker holds no transaction (it pauses in an
+// effect).
+var statementTimeout = postgres.DefaultStatementTimeout / 10
 
 // strandBound is the recovery bound of SPEC §1: a dead holder's run is
 // reclaimed within T_lease + P + S of its last confirmed renewal.

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/witness"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/internal/witness"
 )
 
 // The observer is the parent's HTTP server: the witness (its own handler,

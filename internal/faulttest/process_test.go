@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/internal/faultproxy"
 )
 
@@ -40,7 +39,7 @@ func (s *scenario) startWorker(owner string, opts ...func(*workerConfig)) *worke
 	u.Host = proxy.Addr()
 	cfg := workerConfig{Owner: owner, PostgresURL: u.String(), Schema: s.db.schema, ObserverURL: s.srv.URL,
 		Concurrency: concurrency, Timing: timing,
-		AcquireTimeout: acquireTimeout, StatementTimeout: scaled(postgres.DefaultStatementTimeout),
+		AcquireTimeout: acquireTimeout, StatementTimeout: statementTimeout,
 		Effects: s.cfg.Effects, EffectMax: effectMax, EffectWork: s.cfg.EffectWork, Life: workerLife}
 	for _, o := range opts {
 		o(&cfg)

@@ -14,11 +14,11 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
-	"github.com/leasehold/leasehold/internal/witness"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/internal/witness"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // A worker process is this test binary re-executed with workerEnv set to

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
 

@@ -80,8 +80,7 @@ func (k *Keeper) drainLost(e *Entry, mode Mode, now time.Duration) {
 		k.stats.darkLostDiffs.Add(1)
 		return
 	}
-	if e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(mode), now)}) {
-		k.stats.lost.Add(1)
+	if e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(mode), now)}, &k.stats.lost) {
 		k.cfg.Logger.Warn("lease lost: the drain's flush did not return it", "kind", k.cfg.Kind, "id", e.ref.ID, "fence", e.ref.Fence)
 	}
 }

@@ -71,8 +71,7 @@ func (e *Entry) ConfirmSync(sent time.Time) {
 // LoseSync records that the store refused a synchronous renewal with err
 // (fenced out, expired, missing): the lease is gone whatever the mode.
 func (e *Entry) LoseSync(err error) {
-	e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(e.k.Mode()), e.k.now()), Cause: err})
-	e.k.stats.lost.Add(1)
+	e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(e.k.Mode()), e.k.now()), Cause: err}, &e.k.stats.lost)
 }
 
 // Lag returns the durable lag the entry's mode enforces.
@@ -90,9 +89,16 @@ func (e *Entry) sent(m Mode) time.Duration {
 }
 
 // giveUp marks the entry gone with cause and cancels its holder, once.
-func (e *Entry) giveUp(cause error) bool {
+// count, when not nil, is the counter of why (lost, self-stops), raised
+// before the holder is cancelled: a holder that sees its context end and
+// reads the keeper's Stats then finds its own stop counted (a test read
+// them in between and saw none, on a loaded machine).
+func (e *Entry) giveUp(cause error, count *atomic.Uint64) bool {
 	if !e.state.CompareAndSwap(live, gone) {
 		return false
+	}
+	if count != nil {
+		count.Add(1)
 	}
 	e.mu.Lock()
 	e.cause = cause

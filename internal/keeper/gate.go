@@ -59,8 +59,7 @@ func (e *Entry) gateSlow(ctx context.Context, maxDur time.Duration, mode Mode) e
 		case err == nil:
 			// The store did not renew it: the lease is gone for real,
 			// whatever the mode.
-			e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(mode), k.now())})
-			k.stats.lost.Add(1)
+			e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(mode), k.now())}, &k.stats.lost)
 			return e.Err()
 		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return ctx.Err() // the caller gave up; nothing decided
@@ -72,7 +71,7 @@ func (e *Entry) gateSlow(ctx context.Context, maxDur time.Duration, mode Mode) e
 	}
 	k.stats.gateRefuse.Add(1)
 	refusal := &RunwayError{Ref: e.ref, Needed: Needed(k.t, maxDur), Available: Available(k.t, e.sent(mode), k.now())}
-	e.giveUp(refusal)
+	e.giveUp(refusal, nil) // counted above, before the cancel
 	return e.Err()
 }
 

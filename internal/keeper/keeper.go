@@ -179,7 +179,7 @@ func (k *Keeper) Add(ref Ref, sent time.Time, cancel context.CancelCauseFunc) (*
 // Release stops keeping e (its holder finished); it is never flushed
 // again.
 func (k *Keeper) Release(e *Entry) {
-	e.giveUp(errReleased)
+	e.giveUp(errReleased, nil)
 	k.mu.Lock()
 	if k.entries[e.ref] == e {
 		delete(k.entries, e.ref)

@@ -20,8 +20,7 @@ func (k *Keeper) WatchOnce() {
 			MustStop(k.t, time.Duration(e.drainSent.Load()), now) != stop {
 			k.stats.darkStopDiffs.Add(1)
 		}
-		if stop && e.giveUp(&LostError{Ref: e.ref, SelfStop: true, Lag: lag}) {
-			k.stats.selfStops.Add(1)
+		if stop && e.giveUp(&LostError{Ref: e.ref, SelfStop: true, Lag: lag}, &k.stats.selfStops) {
 			k.cfg.Logger.Warn("self-stop: durable lag reached D_stop", "kind", k.cfg.Kind,
 				"id", e.ref.ID, "fence", e.ref.Fence, "lag", lag, "d_stop", k.t.Stop)
 		}

@@ -71,7 +71,7 @@ var rules = map[string]rule{
 	"internal/batcher":   {layer: "machinery", inside: join(foundation, []string{"internal/startstop"})},
 	"internal/keeper":    {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
 	"internal/doctor":    {layer: "machinery", inside: foundation},
-	"internal/world":     {layer: "machinery", inside: join(driverAPI, lifecycle)},
+	"internal/world":     {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/bugs"})},
 	"internal/scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/doctor"})},
 
 	// the public face: the machinery, never a concrete driver (the user

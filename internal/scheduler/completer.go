@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/batcher"
+	"github.com/leasehold/leasehold/lease"
 )
 
 // completer group-commits successful completions: the handlers of a worker
@@ -20,10 +21,19 @@ import (
 // no gather timer, so a lone completion pays one round trip at once and
 // completions arriving while a batch is in flight share the next.
 //
-// A failed batch is retried with backoff on the worker's clock, at most
-// completerAttempts times, each bounded by attemptTimeout (nobody waits for
-// the answer longer); a completion that still fails leaves its run
-// running, and the reclaimer returns it once its lease expires.
+// One bad row never takes its neighbours with it. Each completion is
+// checked by the store's own rule (driver.ValidateRunCompleteMany) before
+// it joins a batch, so one the store would refuse is answered at once with
+// its typed error and never enters one; and should the store still refuse
+// a batch as invalid, each of its completions is written alone, so the
+// refusal reaches only the row it is about. Neither is retried: an invalid
+// completion stays invalid.
+//
+// A batch that failed otherwise is retried with backoff on the worker's
+// clock, at most completerAttempts times, each bounded by attemptTimeout
+// (nobody waits for the answer longer); a completion that still fails
+// leaves its run running, and the reclaimer returns it once its lease
+// expires.
 type completer struct {
 	store Store
 	b     *batcher.Batcher[completion]
@@ -42,7 +52,7 @@ func newCompleter(store Store, c clock.Clock, attemptTimeout time.Duration, log 
 	b, err := batcher.New(batcher.Config[completion]{Name: "completer",
 		MaxBatch: 1000, Buffer: 4096, MaxAttempts: completerAttempts, AttemptTimeout: attemptTimeout,
 		BackoffMin: time.Millisecond, BackoffMax: time.Second,
-		Flush: cp.flush, Retryable: func(err error) bool { return !errors.Is(err, driver.ErrFenced) },
+		Flush: cp.flush, Retryable: retryable,
 		Done: answer, Clock: c, Logger: log})
 	if err != nil {
 		panic(err) // unreachable: Flush is set and the sizes are valid
@@ -51,9 +61,21 @@ func newCompleter(store Store, c clock.Clock, attemptTimeout time.Duration, log 
 	return cp
 }
 
-// complete queues a completion and waits for its batch. After the
-// completer stopped it writes the completion alone.
+// retryable: a fenced or invalid completion is final.
+func retryable(err error) bool {
+	return !errors.Is(err, driver.ErrFenced) && !errors.Is(err, lease.ErrInvalid)
+}
+
+// complete checks a completion, queues it and waits for its batch. After
+// the completer stopped it writes the completion alone. A completion the
+// store's rule refuses is answered with that *journal.InputError (errors.Is
+// lease.ErrInvalid) before anything is written.
 func (c *completer) complete(ctx context.Context, rc driver.RunCompletion) error {
+	results, err := driver.ValidateRunCompleteMany([]driver.RunCompletion{rc})
+	if err != nil {
+		return fmt.Errorf("complete of run %d under fence %d: %w", rc.ID, rc.Fence, err)
+	}
+	rc.Result = results[0]
 	it := completion{c: rc, out: make(chan error, 1)}
 	if err := c.b.Add(ctx, it); err != nil {
 		if !errors.Is(err, batcher.ErrStopped) {
@@ -76,6 +98,9 @@ func (c *completer) flush(ctx context.Context, batch []completion) []error {
 		p.Runs[i] = it.c
 	}
 	res, err := c.store.RunCompleteMany(ctx, p)
+	if errors.Is(err, lease.ErrInvalid) && len(batch) > 1 {
+		return c.flushAlone(ctx, batch)
+	}
 	if err != nil {
 		return sameError(len(batch), err)
 	}
@@ -86,6 +111,27 @@ func (c *completer) flush(ctx context.Context, batch []completion) []error {
 	for _, i := range res.Fenced {
 		it := batch[i]
 		errs[i] = fmt.Errorf("complete of run %d under fence %d: %w", it.c.ID, it.c.Fence, driver.ErrFenced)
+	}
+	return errs
+}
+
+// flushAlone writes each completion of a batch the store refused as
+// invalid on its own, so the refusal is answered to the completion it is
+// about (its batch's problem names only the first) and the others
+// complete. It costs one round trip per completion, only on this path,
+// which complete's check keeps for what that check cannot see (one run
+// twice in a batch, a store stricter than the rule).
+func (c *completer) flushAlone(ctx context.Context, batch []completion) []error {
+	errs := make([]error, len(batch))
+	failed := false
+	for i, it := range batch {
+		_, err := c.store.RunComplete(ctx, &driver.RunCompleteParams{ID: it.c.ID, Fence: it.c.Fence, Result: it.c.Result})
+		if err != nil {
+			errs[i], failed = fmt.Errorf("complete of run %d under fence %d: %w", it.c.ID, it.c.Fence, err), true
+		}
+	}
+	if !failed {
+		return nil
 	}
 	return errs
 }

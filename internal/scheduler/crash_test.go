@@ -26,11 +26,11 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/internal/witness"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // The crash test runs a worker in a real second process — this test binary

@@ -54,16 +54,20 @@ func faultStores(t *testing.T) (direct, proxied *postgres.Driver, proxy *faultpr
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
 	u.Host = proxy.Addr()
-	// The acquire timeout is the default divided by 10 (200 ms), not by
-	// faultScale: 67 ms is shorter than the scheduling delays of a machine
-	// running the whole suite, and a starved acquire fails healthy
-	// renewals uninvited (internal/faulttest's acquireTimeout says more).
+	// The pool's timeouts are the defaults divided by 10 (acquire 200 ms,
+	// statement 1 s), not by faultScale: 67 ms and 333 ms are shorter than
+	// the delays of a machine running the whole suite (a renewal UPDATE on
+	// a loaded Postgres took longer than 333 ms, failing every drain of a
+	// healthy worker until it stopped itself), and they would inject the
+	// fault under test uninvited (internal/faulttest's acquireTimeout says
+	// more). A blackholed statement is cut by the caller's deadline, not by
+	// the server's timeout, so the faults are detected as fast.
 	// Open checks a connection within it; a loaded machine can still miss
 	// that before any fault is on, so retry.
 	for try := 0; ; try++ {
 		proxied, err = postgres.Open(ctx, postgres.Config{URL: u.String(), Schema: schema,
 			AcquireTimeout:   postgres.DefaultAcquireTimeout / 10,
-			StatementTimeout: scaledDown(postgres.DefaultStatementTimeout)})
+			StatementTimeout: postgres.DefaultStatementTimeout / 10})
 		if err == nil || try == 20 {
 			break
 		}

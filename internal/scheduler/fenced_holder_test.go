@@ -14,10 +14,10 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/internal/witness"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

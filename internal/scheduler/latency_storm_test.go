@@ -13,8 +13,8 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/keeper"
-	"github.com/leasehold/leasehold/runs"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/runs"
 )
 
 // stormResult is what one mode suffered in the latency storm.

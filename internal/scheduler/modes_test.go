@@ -14,13 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/clock"
-	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // renewCounter counts the renewal statements a worker sends, by path.

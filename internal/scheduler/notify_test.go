@@ -11,9 +11,9 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // TestSubscribeWokenByNotifyFromAnotherProcess: two driver instances on one

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/internal/witness"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 // TestPartitionedWorkerSelfStopsAndAnotherTakesOver (SPEC §2, §5; issue
@@ -151,6 +151,8 @@ func TestPartitionedWorkerSelfStopsAndAnotherTakesOver(t *testing.T) {
 	// The partition.
 	select {
 	case <-fiveDone:
+	case err := <-aStopped:
+		t.Fatalf("worker A stopped before the partition: %v", err)
 	case <-ctx.Done():
 		t.Fatal("worker A did not get through five effects")
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
-	"github.com/leasehold/leasehold/internal/scheduler"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,16 +1,19 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/runs"
 )
 
 // Store is what a worker needs of a driver.
@@ -66,18 +69,89 @@ type Run struct {
 	timing lease.Timing
 	lease  *keeper.Entry
 
-	mu     sync.Mutex
-	result []byte
+	mu        sync.Mutex
+	result    []byte // compact JSON or nil, set by SetResult
+	resultErr error  // SetResult's last refusal, cleared by a good result
 }
 
 // Context is cancelled when the lease is lost or the worker stops.
 func (r *Run) Context() context.Context { return r.ctx }
 
-// SetResult records the JSON result written when the handler returns nil.
-func (r *Run) SetResult(result []byte) {
+// SetResult sets the result written when the handler returns nil: JSON of
+// at most runs.MaxPayloadBytes in compact form (it is stored compact), or
+// nil for none. A result that breaks that rule is refused here with a
+// *journal.InputError (errors.Is lease.ErrInvalid) and the run's result
+// stays as it was; a handler that returns nil without setting a good
+// result since fails its attempt with the refusal as the reason, rather
+// than completing without the result it meant to hand over.
+func (r *Run) SetResult(result []byte) error {
+	var err error
+	if len(result) == 0 {
+		result = nil // none, as the driver's rule reads an empty result
+	} else {
+		result, err = runs.NormalizePayload("result", result)
+	}
 	r.mu.Lock()
-	r.result = result
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.resultErr = fmt.Errorf("result refused by SetResult: %w", err)
+		return err
+	}
+	r.result, r.resultErr = result, nil
+	return nil
+}
+
+// EffectResultError: an effect's fn succeeded — the side effect happened —
+// but its result breaks the result rule (see Run.Effect). The effect is
+// recorded as done, with a marker of the refusal in place of the result,
+// so a retry neither runs fn again nor reports it uncertain: it answers
+// this error again. It unwraps to lease.ErrInvalid.
+type EffectResultError struct {
+	RunID   int64
+	Key     string
+	Problem string // why the result was refused
+}
+
+func (e *EffectResultError) Error() string {
+	return fmt.Sprintf("effect %q of run %d happened, but its result was refused (%s): the effect is recorded as done without it",
+		e.Key, e.RunID, e.Problem)
+}
+
+// Unwrap returns lease.ErrInvalid.
+func (e *EffectResultError) Unwrap() error { return lease.ErrInvalid }
+
+// refusedResultKey is the one key of the JSON object committed in place of
+// a refused effect result: {"leasehold:result_refused":"<problem>"}. The
+// ledger's result column holds JSON, so the marker needs no new column and
+// reads back alike on both stores; an fn result of exactly that shape is
+// itself refused (the key is reserved), so a marker always means a refusal.
+const refusedResultKey = "leasehold:result_refused"
+
+// refusedResult returns the marker recording problem.
+func refusedResult(problem string) []byte {
+	b, err := json.Marshal(map[string]string{refusedResultKey: problem})
+	if err != nil {
+		panic(err) // unreachable: a map of strings always marshals
+	}
+	return b
+}
+
+// refusedProblem reports whether a stored result is the refusal marker,
+// and its problem.
+func refusedProblem(result []byte) (string, bool) {
+	if !bytes.Contains(result, []byte(refusedResultKey)) {
+		return "", false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil || len(m) != 1 {
+		return "", false
+	}
+	raw, ok := m[refusedResultKey]
+	var problem string
+	if !ok || json.Unmarshal(raw, &problem) != nil {
+		return "", false
+	}
+	return problem, true
 }
 
 // Gate is the side-effect gate (SPEC §2): nil when the run's durably
@@ -98,6 +172,16 @@ func (r *Run) Gate(ctx context.Context, maxDur time.Duration) error {
 // returns *UncertainEffectError and does not call fn. maxDur must fit the
 // lease (lease.Timing.CheckEffect).
 //
+// The result contract: fn's result is JSON of at most runs.MaxPayloadBytes
+// (64 KiB) in compact form — valid UTF-8, no byte-order mark, nested at
+// most 10,000 deep — or nil for none; it is stored and returned compact.
+// A result that breaks it does not undo the effect, which happened: the
+// effect is committed as done with a marker of the refusal in place of the
+// result ({"leasehold:result_refused":"<problem>"}, a JSON object whose
+// key is reserved), and Effect returns an *EffectResultError (errors.Is
+// lease.ErrInvalid) — now and from every later Effect with the key, which
+// does not call fn again and never reports the effect uncertain.
+//
 // The gate comes before the intent: a refusal then leaves nothing behind,
 // where a refusal after it would leave an intent that was never acted on
 // and that the next holder would have to treat as uncertain. It is asked
@@ -117,6 +201,9 @@ func (r *Run) Effect(ctx context.Context, key string, maxDur time.Duration,
 	}
 	switch eff.Outcome {
 	case driver.EffectCommitted:
+		if problem, refused := refusedProblem(eff.Result); refused {
+			return nil, &EffectResultError{RunID: r.ID, Key: key, Problem: problem}
+		}
 		return eff.Result, nil
 	case driver.EffectUncertain:
 		return nil, &UncertainEffectError{RunID: r.ID, Key: key, IntentFence: eff.Fence}
@@ -135,13 +222,31 @@ func (r *Run) Effect(ctx context.Context, key string, maxDur time.Duration,
 	if err != nil {
 		return nil, fmt.Errorf("effect %q: %w", key, err)
 	}
+	// fn succeeded: the effect happened, whatever the shape of its result.
+	// A result the ledger cannot hold is refused here, before the commit,
+	// and the effect committed with the refusal marker in its place: left
+	// uncommitted it would read as uncertain, and be reconciled or run
+	// again, for a side effect that is known to have happened.
+	var refused *EffectResultError
 	if result != nil {
-		if result, err = journal.NormalizePayload(result); err != nil {
-			return nil, fmt.Errorf("effect %q result: %w", key, err)
+		n, nerr := runs.NormalizePayload("result", result)
+		if nerr == nil {
+			if _, reserved := refusedProblem(n); reserved {
+				nerr = &journal.InputError{Field: "result",
+					Problem: fmt.Sprintf("an object whose one key is %q is reserved for a refused result", refusedResultKey)}
+			}
+		}
+		result = n
+		if nerr != nil {
+			refused = &EffectResultError{RunID: r.ID, Key: key, Problem: nerr.Error()}
+			result = refusedResult(refused.Problem)
 		}
 	}
 	if _, err := r.store.RunEffectCommit(ctx, &driver.RunEffectCommitParams{RunID: r.ID, Fence: r.Fence, Key: key, Result: result}); err != nil {
 		return nil, fmt.Errorf("committing effect %q: %w", key, err)
+	}
+	if refused != nil {
+		return nil, refused
 	}
 	return result, nil
 }
@@ -229,5 +334,6 @@ type blockError struct{ reason string }
 func (e *blockError) Error() string { return "block: " + e.reason }
 
 // Block is returned by a handler to park its run until an external signal
-// (Unblock); the lease is released.
+// (Unblock); the lease is released. The reason is stored through
+// journal.SafeReason (escaped, never cut without a marker).
 func Block(reason string) error { return &blockError{reason: reason} }

@@ -10,8 +10,8 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
-	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/internal/testdb"
 )
 
 // storeKind opens a fresh, migrated store whose store clock is c.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/runs"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/runs"
 )
 
 // TestSubscribeInOrderAndResume: a subscriber receives a run's events once

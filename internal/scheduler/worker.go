@@ -9,23 +9,26 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
-	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/doctor"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
 
 // Handler works one run. Returning nil completes it (with the result set by
-// Run.SetResult); Block(reason) blocks it; any other error fails the
-// attempt, which is retried with backoff until its attempts are exhausted.
+// Run.SetResult — or, if SetResult refused the last result it was given,
+// fails the attempt with that refusal); Block(reason) blocks it; any other
+// error fails the attempt, which is retried with backoff until its
+// attempts are exhausted. A reason taken from the handler's text is stored
+// by journal.SafeReason: escaped where the reason rule refuses it, and
+// marked where it is cut.
 type Handler func(ctx context.Context, r *Run) error
 
 // WorkerConfig configures a Worker. Zero values mean the defaults.
@@ -425,35 +428,44 @@ func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry) {
 
 // finish writes the run's outcome, fenced. A fenced refusal means another
 // holder owns the run now; the result is discarded, as the protocol wants.
+//
+// Every reason derived from handler text — its error, its Block reason, a
+// recovered panic, the keeper's self-stop cause — goes through
+// journal.SafeReason: what the reason rule refuses is escaped and a cut is
+// marked, so the driver never refuses the final write for its reason and
+// nothing the handler said is silently dropped.
+//
+// A handler that returned nil after SetResult refused its result (and did
+// not set a good one since) fails its attempt with the refusal as the
+// reason, as does a completion the completer refuses: completing without
+// the result would report success while dropping what the handler meant
+// to hand over, and the attempt's retry is safe (effects are idempotent).
 func (w *Worker) finish(r *Run, herr error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timing.Drain*2)
 	defer cancel()
 	var err error
 	var be *blockError
+	if herr == nil {
+		r.mu.Lock()
+		result, refused := r.result, r.resultErr
+		r.mu.Unlock()
+		herr = refused
+		if herr == nil {
+			err = w.completer.complete(ctx, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result})
+			if errors.Is(err, lease.ErrInvalid) { // refused, nothing written: fail the attempt instead
+				herr, err = err, nil
+			}
+		}
+	}
 	switch {
 	case herr == nil:
-		r.mu.Lock()
-		result := r.result
-		r.mu.Unlock()
-		err = w.completer.complete(ctx, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result})
 	case errors.As(herr, &be):
-		_, err = w.store.RunBlock(ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence, Reason: truncate(be.reason)})
+		_, err = w.store.RunBlock(ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(be.reason)})
 	default:
-		_, err = w.store.RunFail(ctx, &driver.RunFailParams{ID: r.ID, Fence: r.Fence, Reason: truncate(herr.Error()),
+		_, err = w.store.RunFail(ctx, &driver.RunFailParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(herr.Error()),
 			RetryAfter: w.cfg.Backoff.Delay(r.Attempt, rand.Float64())})
 	}
 	if err != nil {
 		w.cfg.Logger.Warn("final write refused", "run", r.ID, "fence", r.Fence, "err", err)
 	}
-}
-
-func truncate(s string) string {
-	s = strings.ReplaceAll(s, "\x00", "\uFFFD") // a reason may not hold NUL
-	if len(s) > runs.MaxReasonBytes {
-		s = s[:runs.MaxReasonBytes]
-	}
-	for !utf8Valid(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }

@@ -27,6 +27,7 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 		{"no side-effect gate", "gate", &bugs.SkipGate},
 		{"drain revives an expired or lost lease", "revive", &bugs.DrainRevives},
 		{"runway from the answer, not the send", "runway-answer", &bugs.RunwayFromAnswer},
+		{"world holder: runway from the answer, not the send", "holder-runway-answer", &bugs.HolderRunwayFromAnswer},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			*c.set = true
@@ -47,14 +48,15 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 }
 
 // TestOneSeedWithBug replays LEASEHOLD_SIM_SEED with the planted bug named
-// by LEASEHOLD_SIM_BUG (complete-fence, gate, revive, runway-answer).
+// by LEASEHOLD_SIM_BUG (complete-fence, gate, revive, runway-answer,
+// holder-runway-answer).
 func TestOneSeedWithBug(t *testing.T) {
 	seed, bug := os.Getenv("LEASEHOLD_SIM_SEED"), os.Getenv("LEASEHOLD_SIM_BUG")
 	if seed == "" || bug == "" {
 		t.Skip("set LEASEHOLD_SIM_SEED and LEASEHOLD_SIM_BUG")
 	}
 	sw := map[string]*bool{"complete-fence": &bugs.SkipCompleteFence, "gate": &bugs.SkipGate,
-		"revive": &bugs.DrainRevives, "runway-answer": &bugs.RunwayFromAnswer}[bug]
+		"revive": &bugs.DrainRevives, "runway-answer": &bugs.RunwayFromAnswer, "holder-runway-answer": &bugs.HolderRunwayFromAnswer}[bug]
 	require.NotNil(t, sw, "unknown bug %q", bug)
 	*sw = true
 	defer func() { *sw = false }()

@@ -19,10 +19,10 @@
 //     across restarts (the ABA case), through a real world.Holder, new for
 //     each generation, on the process's clock: the adoption rules, the
 //     synchronous renewal before the first append, the runway, the fenced
-//     append and the handoff are the shipped code. sim/world.go keeps only
+//     append and the handoff are the shipped code. internal/sim/world.go keeps only
 //     the holder's program — the seeded choice of what to do next (read,
 //     renew, append n entries, hand off to whom) and the sleeps — and
-//     sim/world_store.go gives the Holder its store: each call goes through
+//     internal/sim/world_store.go gives the Holder its store: each call goes through
 //     the simulated network on the calling thread, and is recorded at the
 //     store side for the porcupine world history and the oracle.
 //   - The network between each worker and the store is simulated: per call

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/journal"
 )
 
 // The world half of the simulation (SPEC §4): one world whose journal

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/journal"
 )
 
 // worldStore is the store of record as one thread of a process sees it:

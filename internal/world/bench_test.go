@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/journal"
 )
 
 // BenchmarkAppend measures durable, group-committed journal appends with 1

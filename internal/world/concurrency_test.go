@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/internal/world"
 )
 
 // TestConcurrentAppendsAcrossHandoffs: 16 goroutines append to one world

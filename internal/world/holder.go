@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/bugs"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -167,6 +168,9 @@ func (h *Holder) Renew(ctx context.Context) error {
 		h.s = dropEpoch(h.s)
 		return fmt.Errorf("world %s: %s renewing epoch %d: %w", h.world, h.me, e, err)
 	}
+	if bugs.HolderRunwayFromAnswer { // planted (-tags simbugs): credits the round trip twice
+		sent = h.clock.Now()
+	}
 	h.s.renewed, h.s.sent, h.s.grantedAt = true, sent, w.GrantedAt
 	return nil
 }
@@ -175,9 +179,9 @@ func (h *Holder) Renew(ctx context.Context) error {
 // lease.handed_off{from: me, to, epoch+1} (journal.PlanHandoff) as this
 // holder's last act under it. The epoch is recorded as given before the
 // request is sent and is dropped whatever the outcome: a handoff whose
-// answer is lost may still land, and an append racing it, or a re-adoption
-// of the epoch from a head read before it lands, would write under an
-// epoch already promised away.
+// answer is lost may still land later, and an append sent meanwhile, or a
+// re-adoption of the epoch from a head read before it lands, would write
+// under an epoch already promised away.
 func (h *Holder) Handoff(ctx context.Context, to string) (*driver.World, error) {
 	if r := renewRefusal(h.s); r != "" {
 		return nil, h.refused("handoff", r)

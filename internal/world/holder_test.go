@@ -10,9 +10,9 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/leasehold/leasehold/internal/world"
 )
 
 // The holder protocol against each real driver. The holders' clocks are

@@ -17,8 +17,8 @@ import (
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
 	"github.com/leasehold/leasehold/internal/testdb"
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/lease"
 )
 
 var sweepStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

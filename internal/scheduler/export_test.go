@@ -1,0 +1,35 @@
+package scheduler
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+)
+
+// CompleteBatchForTest hands cs to a fresh completer as one batch — queued
+// before its loop starts, without the completer's own check of each
+// completion, as if a row the store refuses had reached the batch — and
+// returns each completion's outcome and the number of flushes made.
+func CompleteBatchForTest(ctx context.Context, store Store, cs []driver.RunCompletion) ([]error, int64) {
+	c := newCompleter(store, clock.Real(), 10*time.Second, slog.New(slog.DiscardHandler))
+	items := make([]completion, len(cs))
+	for i, rc := range cs {
+		items[i] = completion{c: rc, out: make(chan error, 1)}
+		if err := c.b.Add(ctx, items[i]); err != nil {
+			panic(err)
+		}
+	}
+	if err := c.b.Start(context.WithoutCancel(ctx)); err != nil {
+		panic(err)
+	}
+	errs := make([]error, len(cs))
+	for i, it := range items {
+		errs[i] = <-it.out
+	}
+	_ = c.b.Stop(ctx)
+	flushes, _ := c.b.Stats()
+	return errs, flushes
+}
