@@ -211,7 +211,7 @@ type AppendParams struct {
 	Epoch        int64
 	SeenPosition int64 // the last position the holder has replayed
 	Kind         string
-	Key          string // optional idempotency key, recorded in the entry
+	Key          string // optional idempotency key: a key already appended to the world (in any epoch) answers its first position and writes nothing
 	Payload      []byte // JSON, at most journal.MaxPayloadBytes compact
 }
 

@@ -174,7 +174,8 @@ func (r *Run) Gate(ctx context.Context, maxDur time.Duration) error {
 //
 // The result contract: fn's result is JSON of at most runs.MaxPayloadBytes
 // (64 KiB) in compact form — valid UTF-8, no byte-order mark, nested at
-// most 10,000 deep — or nil for none; it is stored and returned compact.
+// most journal.MaxPayloadDepth (64) deep — or nil for none; it is stored
+// and returned compact (docs/LIMITS.md has every limit).
 // A result that breaks it does not undo the effect, which happened: the
 // effect is committed as done with a marker of the refusal in place of the
 // result ({"leasehold:result_refused":"<problem>"}, a JSON object whose
