@@ -2,11 +2,11 @@ package batcher
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/startstop"
 )
 
@@ -17,18 +17,17 @@ var _ startstop.Service = (*Batcher[int])(nil)
 type Batcher[T any] struct {
 	startstop.Lifecycle
 	cfg Config[T]
-	in  chan T
+	rt  rt.Runtime
 
-	// addMu makes "not closed, then queued" atomic against closing: Add
-	// holds it shared while it checks closed and sends (it may block on
-	// a full buffer, never on the store), and the loop takes it exclusively
-	// to set closed, after closing quit has released every blocked Add.
-	// Once closed is set, nothing more enters in, so the last drain of in
-	// sees every item ever accepted.
-	addMu    sync.RWMutex
-	closed   bool
-	quit     chan struct{}
-	quitOnce sync.Once
+	// mu guards the queue and closed: Add checks closed and appends under
+	// it, and the loop sets closed under it, so once closed is set nothing
+	// more enters the queue and the last drain of it sees every item ever
+	// accepted. It is never held across a flush or a wait.
+	mu     sync.Mutex
+	queue  []T
+	closed bool
+	space  rt.Event  // fired when room frees (or on close); nil while no Add waits
+	avail  rt.Signal // the loop's wake-up: an item was queued, or the loop must look again
 
 	flushes, rows atomic.Int64
 }
@@ -45,8 +44,10 @@ func New[T any](cfg Config[T]) (*Batcher[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Batcher[T]{cfg: cfg, in: make(chan T, cfg.Buffer), quit: make(chan struct{})}
+	b := &Batcher[T]{cfg: cfg, rt: cfg.Runtime}
 	b.Name = cfg.Name
+	b.Lifecycle.RT = cfg.Runtime
+	b.avail.RT = cfg.Runtime
 	return b, nil
 }
 
@@ -75,23 +76,26 @@ func (b *Batcher[T]) Stop(ctx context.Context) error {
 // nil means accepted, not flushed: the item's outcome goes to Done. After
 // Stop it returns ErrStopped and queues nothing.
 func (b *Batcher[T]) Add(ctx context.Context, item T) error {
-	b.addMu.RLock()
-	defer b.addMu.RUnlock()
-	if b.closed {
-		return &StoppedError{Name: b.cfg.Name}
-	}
-	select {
-	case b.in <- item:
-		return nil
-	default:
-	}
-	select {
-	case b.in <- item:
-		return nil
-	case <-b.quit:
-		return &StoppedError{Name: b.cfg.Name}
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return &StoppedError{Name: b.cfg.Name}
+		}
+		if len(b.queue) < b.cfg.Buffer {
+			b.queue = append(b.queue, item)
+			b.mu.Unlock()
+			b.avail.Notify()
+			return nil
+		}
+		if b.space == nil {
+			b.space = b.rt.NewEvent()
+		}
+		space := b.space
+		b.mu.Unlock()
+		if b.rt.Wait(ctx, space, -1) == rt.Done {
+			return ctx.Err()
+		}
 	}
 }
 
@@ -105,7 +109,7 @@ func (b *Batcher[T]) Stats() (flushes, items int64) { return b.flushes.Load(), b
 func (b *Batcher[T]) loop(runCtx context.Context) {
 	fctx, cancel := context.WithCancel(context.WithoutCancel(runCtx))
 	defer cancel()
-	stopWatch := context.AfterFunc(runCtx, func() { context.AfterFunc(b.StopContext(), cancel) })
+	stopWatch := b.rt.AfterFunc(runCtx, func() { b.rt.AfterFunc(b.StopContext(), cancel) })
 	defer stopWatch()
 
 	var pending []pend[T]
@@ -114,10 +118,8 @@ func (b *Batcher[T]) loop(runCtx context.Context) {
 	for runCtx.Err() == nil {
 		switch {
 		case len(pending) == 0:
-			select {
-			case it := <-b.in:
-				pending = append(pending, pend[T]{item: it})
-			case <-runCtx.Done():
+			if pending = b.take(pending, 1); len(pending) == 0 {
+				b.avail.Wait(runCtx, -1)
 				continue
 			}
 			pending = b.gather(runCtx, pending)
@@ -156,51 +158,48 @@ func (b *Batcher[T]) loop(runCtx context.Context) {
 // so callers finishing right now join, and takes what is queued.
 func (b *Batcher[T]) gather(ctx context.Context, pending []pend[T]) []pend[T] {
 	if b.cfg.MaxWait == 0 {
-		runtime.Gosched()
+		b.rt.Yield()
 		return b.take(pending, b.cfg.FlushAt)
 	}
-	pending = b.take(pending, b.cfg.FlushAt)
-	if len(pending) >= b.cfg.FlushAt {
-		return pending
-	}
-	t, fire := b.cfg.Clock.NewTimer(b.cfg.MaxWait)
-	defer t.Stop()
-	for len(pending) < b.cfg.FlushAt {
-		select {
-		case it := <-b.in:
-			pending = append(pending, pend[T]{item: it})
-		case <-fire:
-			return pending
-		case <-ctx.Done():
+	deadline := b.cfg.Clock.Now().Add(b.cfg.MaxWait)
+	for {
+		if pending = b.take(pending, b.cfg.FlushAt); len(pending) >= b.cfg.FlushAt {
 			return pending
 		}
+		left := deadline.Sub(b.cfg.Clock.Now())
+		if left <= 0 || b.avail.Wait(ctx, left) != rt.Fired {
+			return b.take(pending, b.cfg.FlushAt)
+		}
 	}
-	return pending
 }
 
-// take appends queued items without waiting until pending holds n.
+// take moves queued items to pending, without waiting, until pending
+// holds n, and wakes the Adds waiting for room.
 func (b *Batcher[T]) take(pending []pend[T], n int) []pend[T] {
-	for len(pending) < n {
-		select {
-		case it := <-b.in:
-			pending = append(pending, pend[T]{item: it})
-		default:
-			return pending
-		}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := min(n-len(pending), len(b.queue))
+	if k <= 0 {
+		return pending
+	}
+	for _, it := range b.queue[:k] {
+		pending = append(pending, pend[T]{item: it})
+	}
+	clear(b.queue[:k]) // do not keep taken items alive
+	b.queue = b.queue[k:]
+	if len(b.queue) == 0 {
+		b.queue = b.queue[:0:0] // let the drained backing array go
+	}
+	if b.space != nil {
+		b.space.Fire()
+		b.space = nil
 	}
 	return pending
 }
 
 // sleep waits d on the injected clock; false if ctx ended first.
 func (b *Batcher[T]) sleep(ctx context.Context, d time.Duration) bool {
-	t, fire := b.cfg.Clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-fire:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return rt.Sleep(b.rt, ctx, d)
 }
 
 // next is the backoff after a flush: doubled from BackoffMin up to
@@ -226,7 +225,7 @@ func (b *Batcher[T]) flushOnce(ctx context.Context, pending []pend[T]) (rest []p
 	}
 	fctx, cancel := ctx, context.CancelFunc(func() {})
 	if b.cfg.AttemptTimeout > 0 {
-		fctx, cancel = context.WithTimeout(ctx, b.cfg.AttemptTimeout)
+		fctx, cancel = b.rt.WithTimeout(ctx, b.cfg.AttemptTimeout)
 	}
 	errs := b.cfg.Flush(fctx, items)
 	cancel()
@@ -270,18 +269,14 @@ func (b *Batcher[T]) done(items []T, errs []error) {
 
 // closeAdds stops new items and appends every accepted one to pending.
 func (b *Batcher[T]) closeAdds(pending []pend[T]) []pend[T] {
-	b.quitOnce.Do(func() { close(b.quit) }) // releases every Add blocked on a full buffer
-	b.addMu.Lock()
+	b.mu.Lock()
 	b.closed = true
-	b.addMu.Unlock()
-	for {
-		select {
-		case it := <-b.in:
-			pending = append(pending, pend[T]{item: it})
-		default:
-			return pending
-		}
+	if b.space != nil { // releases every Add blocked on a full buffer
+		b.space.Fire()
+		b.space = nil
 	}
+	b.mu.Unlock()
+	return b.take(pending, int(^uint(0)>>1))
 }
 
 // failRest settles every item left at stop with a *StoppedError.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/internal/rt"
 )
 
 // Config configures a Batcher. Zero values mean the defaults.
@@ -50,6 +51,9 @@ type Config[T any] struct {
 
 	// Clock times MaxWait and the backoff. Defaults to the real clock.
 	Clock clock.Clock
+	// Runtime starts the loop and makes its waits. Defaults to
+	// rt.Real(Clock); the simulator sets its own.
+	Runtime rt.Runtime
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -84,6 +88,9 @@ func (c Config[T]) withDefaults() (Config[T], error) {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real()
+	}
+	if c.Runtime == nil {
+		c.Runtime = rt.Real(c.Clock)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/internal/bugs"
+	"github.com/leasehold/leasehold/internal/rt"
 )
 
 // DrainOnce flushes every dirty live entry in one Flusher call, whatever
@@ -37,7 +38,7 @@ func (k *Keeper) DrainOnce(ctx context.Context) error {
 	sent := k.now()
 	// A confirmation that arrives D_stop after its send is worthless (the
 	// holder has stopped itself by then), so no flush waits longer.
-	fctx, cancel := withFlushTimeout(ctx, k.t.Stop)
+	fctx, cancel := k.withFlushTimeout(ctx, k.t.Stop)
 	lost, err := k.cfg.Flusher.Flush(fctx, refs)
 	cancel()
 	if err != nil {
@@ -90,17 +91,14 @@ func (k *Keeper) drainLost(e *Entry, mode Mode, now time.Duration) {
 // drains once more, bounded by the Stop call's context (and, as every
 // drain, by D_stop); that last drain is not retried.
 func (k *Keeper) drainLoop(ctx context.Context) {
-	t, tick := k.clock.NewTimer(k.t.Drain)
-	defer t.Stop()
+	next := k.t.Drain
 	var backoff time.Duration
 	for {
-		select {
-		case <-ctx.Done():
+		if k.rt.Wait(ctx, nil, next) == rt.Done {
 			k.drainOnStop()
 			return
-		case <-tick:
 		}
-		next := k.t.Drain
+		next = k.t.Drain
 		if k.Mode().Drains() {
 			if err := k.DrainOnce(ctx); err != nil && ctx.Err() == nil {
 				backoff = min(max(backoff*2, k.t.Drain/8), k.t.Drain)
@@ -110,7 +108,6 @@ func (k *Keeper) drainLoop(ctx context.Context) {
 				backoff = 0
 			}
 		}
-		t.Reset(next)
 	}
 }
 

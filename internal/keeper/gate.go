@@ -46,7 +46,7 @@ func (e *Entry) Gate(ctx context.Context, maxDur time.Duration) error {
 func (e *Entry) gateSlow(ctx context.Context, maxDur time.Duration, mode Mode) error {
 	k := e.k
 	if runway := Runway(k.t, e.sent(mode), k.now()); runway > 0 {
-		fctx, cancel := withFlushTimeout(ctx, runway)
+		fctx, cancel := k.withFlushTimeout(ctx, runway)
 		sent := k.now()
 		lost, err := k.cfg.Flusher.Flush(fctx, []Ref{e.ref})
 		cancel()

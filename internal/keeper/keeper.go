@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
@@ -30,8 +31,8 @@ type flushTimeoutKey struct{}
 // withFlushTimeout bounds a flush by d and records d in the context, so a
 // Flusher on a virtual clock (the simulator) can wait exactly d of its own
 // time instead of reading what is left of a real-clock deadline.
-func withFlushTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithValue(ctx, flushTimeoutKey{}, d), d)
+func (k *Keeper) withFlushTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return k.rt.WithTimeout(context.WithValue(ctx, flushTimeoutKey{}, d), d)
 }
 
 // FlushTimeout returns the timeout the keeper gave the flush whose context
@@ -64,6 +65,9 @@ type Config struct {
 	WatchEvery time.Duration
 	// Clock defaults to the real clock.
 	Clock clock.Clock
+	// Runtime runs the drain and watch loops and times their waits.
+	// Defaults to rt.Real(Clock); the simulator sets its own.
+	Runtime rt.Runtime
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -75,6 +79,7 @@ type Keeper struct {
 	cfg   Config
 	t     lease.Timing
 	clock clock.Clock
+	rt    rt.Runtime
 	base  time.Time // offsets are from this reading of the monotonic clock
 	mode  atomic.Int32
 
@@ -112,11 +117,15 @@ func New(cfg Config) (*Keeper, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
+	if cfg.Runtime == nil {
+		cfg.Runtime = rt.Real(cfg.Clock)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	k := &Keeper{cfg: cfg, t: cfg.Timing, clock: cfg.Clock, base: cfg.Clock.Now(), entries: map[Ref]*Entry{}}
+	k := &Keeper{cfg: cfg, t: cfg.Timing, clock: cfg.Clock, rt: cfg.Runtime, base: cfg.Clock.Now(), entries: map[Ref]*Entry{}}
 	k.life.Name = "keeper " + cfg.Kind
+	k.life.RT = cfg.Runtime
 	k.mode.Store(int32(cfg.Mode))
 	k.metrics = newMetrics(k)
 	return k, nil

@@ -3,6 +3,8 @@ package keeper
 import (
 	"context"
 	"time"
+
+	"github.com/leasehold/leasehold/internal/rt"
 )
 
 // WatchOnce is one evaluation of the self-stop rule for every live entry:
@@ -27,16 +29,15 @@ func (k *Keeper) WatchOnce() {
 	}
 }
 
-// watchLoop runs WatchOnce every WatchEvery.
+// watchLoop runs WatchOnce every WatchEvery, on a fixed beat (a ticker's:
+// the time WatchOnce takes does not push the next evaluation back).
 func (k *Keeper) watchLoop(ctx context.Context) {
-	t, tick := k.clock.NewTicker(k.cfg.WatchEvery)
-	defer t.Stop()
+	next := k.now() + k.cfg.WatchEvery
 	for {
-		select {
-		case <-ctx.Done():
+		if k.rt.Wait(ctx, nil, max(next-k.now(), 0)) == rt.Done {
 			return
-		case <-tick:
-			k.WatchOnce()
 		}
+		k.WatchOnce()
+		next = max(next+k.cfg.WatchEvery, k.now()) // a late wake-up skips beats, as a ticker drops ticks
 	}
 }

@@ -35,7 +35,7 @@ var (
 	foundation = []string{"clock", "lease"}
 	pureCore   = append([]string{"journal", "runs"}, foundation...)
 	driverAPI  = append([]string{"driver"}, pureCore...)
-	lifecycle  = []string{"internal/startstop", "internal/batcher"}
+	lifecycle  = []string{"internal/rt", "internal/startstop", "internal/batcher"}
 	// io is what a pure package must not reach for: databases, the network,
 	// processes, files (journal's JSONL reader takes an io.Reader instead).
 	io = []string{"database/sql", "net", "net/http", "os", "os/exec", "syscall"}
@@ -67,8 +67,9 @@ var rules = map[string]rule{
 
 	// machinery: over the driver interface, never a concrete driver; the
 	// one lifecycle and the one batcher every service is built on
-	"internal/startstop": {layer: "machinery", inside: foundation},
-	"internal/batcher":   {layer: "machinery", inside: join(foundation, []string{"internal/startstop"})},
+	"internal/rt":        {layer: "machinery", inside: foundation},
+	"internal/startstop": {layer: "machinery", inside: join(foundation, []string{"internal/rt"})},
+	"internal/batcher":   {layer: "machinery", inside: join(foundation, []string{"internal/rt", "internal/startstop"})},
 	"internal/keeper":    {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
 	"internal/doctor":    {layer: "machinery", inside: foundation},
 	"internal/world":     {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/bugs"})},

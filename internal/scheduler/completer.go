@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/batcher"
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -36,6 +37,7 @@ import (
 // expires.
 type completer struct {
 	store Store
+	rt    rt.Runtime
 	b     *batcher.Batcher[completion]
 }
 
@@ -44,16 +46,23 @@ const completerAttempts = 5
 
 type completion struct {
 	c   driver.RunCompletion
-	out chan error // nil: completed; ErrFenced-wrapping: refused
+	out *outcome // answered once, by answer
 }
 
-func newCompleter(store Store, c clock.Clock, attemptTimeout time.Duration, log *slog.Logger) *completer {
-	cp := &completer{store: store}
+// outcome is one completion's answer: err (nil: completed; ErrFenced-
+// wrapping: refused) is set before done fires.
+type outcome struct {
+	err  error
+	done rt.Event
+}
+
+func newCompleter(store Store, c clock.Clock, r rt.Runtime, attemptTimeout time.Duration, log *slog.Logger) *completer {
+	cp := &completer{store: store, rt: r}
 	b, err := batcher.New(batcher.Config[completion]{Name: "completer",
 		MaxBatch: 1000, Buffer: 4096, MaxAttempts: completerAttempts, AttemptTimeout: attemptTimeout,
 		BackoffMin: time.Millisecond, BackoffMax: time.Second,
 		Flush: cp.flush, Retryable: retryable,
-		Done: answer, Clock: c, Logger: log})
+		Done: answer, Clock: c, Runtime: r, Logger: log})
 	if err != nil {
 		panic(err) // unreachable: Flush is set and the sizes are valid
 	}
@@ -76,7 +85,7 @@ func (c *completer) complete(ctx context.Context, rc driver.RunCompletion) error
 		return fmt.Errorf("complete of run %d under fence %d: %w", rc.ID, rc.Fence, err)
 	}
 	rc.Result = results[0]
-	it := completion{c: rc, out: make(chan error, 1)}
+	it := completion{c: rc, out: &outcome{done: c.rt.NewEvent()}}
 	if err := c.b.Add(ctx, it); err != nil {
 		if !errors.Is(err, batcher.ErrStopped) {
 			return err
@@ -84,12 +93,10 @@ func (c *completer) complete(ctx context.Context, rc driver.RunCompletion) error
 		_, err := c.store.RunComplete(ctx, &driver.RunCompleteParams{ID: rc.ID, Fence: rc.Fence, Result: rc.Result})
 		return err
 	}
-	select {
-	case err := <-it.out:
-		return err
-	case <-ctx.Done():
+	if c.rt.Wait(ctx, it.out.done, -1) != rt.Fired {
 		return ctx.Err()
 	}
+	return it.out.err
 }
 
 func (c *completer) flush(ctx context.Context, batch []completion) []error {
@@ -136,13 +143,12 @@ func (c *completer) flushAlone(ctx context.Context, batch []completion) []error 
 	return errs
 }
 
-// answer hands every completion its outcome; out has room for it.
+// answer hands every completion its outcome.
 func answer(batch []completion, errs []error) {
 	for i, it := range batch {
-		if errs == nil {
-			it.out <- nil
-			continue
+		if errs != nil {
+			it.out.err = errs[i]
 		}
-		it.out <- errs[i]
+		it.out.done.Fire()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/batcher"
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -33,6 +34,9 @@ type EventCommitterConfig struct {
 	// Clock defaults to the real clock; Logger to slog.Default().
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// Runtime runs the flush loop and makes the waits. Defaults to
+	// rt.Real(Clock); the simulator sets its own.
+	Runtime rt.Runtime
 }
 
 var _ startstop.Service = (*EventCommitter)(nil)
@@ -71,11 +75,12 @@ type eventStream struct {
 	emitted int64
 	durable int64
 	fenced  bool
-	failed  error         // set when an event of the stream could not be made durable
-	changed chan struct{} // closed and replaced whenever durable, fenced or failed changes
+	failed  error    // set when an event of the stream could not be made durable
+	changed rt.Event // fired and replaced whenever durable, fenced or failed changes
+	rt      rt.Runtime
 }
 
-func newEventStream() *eventStream { return &eventStream{changed: make(chan struct{})} }
+func newEventStream(r rt.Runtime) *eventStream { return &eventStream{changed: r.NewEvent(), rt: r} }
 
 func (s *eventStream) next() (int64, error) {
 	s.mu.Lock()
@@ -97,8 +102,8 @@ func (s *eventStream) settle(durableSeq int64, fenced bool) {
 		s.durable = durableSeq
 	}
 	s.fenced = s.fenced || fenced
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.Fire()
+	s.changed = s.rt.NewEvent()
 }
 
 // fail marks the stream failed: one of its events was not made durable
@@ -110,8 +115,8 @@ func (s *eventStream) fail(err error) {
 	if s.failed == nil {
 		s.failed = err
 	}
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.Fire()
+	s.changed = s.rt.NewEvent()
 }
 
 // wait blocks until every event emitted so far is durable, the stream is
@@ -132,9 +137,7 @@ func (s *eventStream) wait(ctx context.Context) error {
 		case durable >= target:
 			return nil
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
+		if s.rt.Wait(ctx, changed, -1) == rt.Done {
 			return ctx.Err()
 		}
 	}
@@ -157,6 +160,9 @@ func NewEventCommitter(store driver.EffectStore, cfg EventCommitterConfig) *Even
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
+	if cfg.Runtime == nil {
+		cfg.Runtime = rt.Real(cfg.Clock)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -165,7 +171,7 @@ func NewEventCommitter(store driver.EffectStore, cfg EventCommitterConfig) *Even
 		MaxBatch: cfg.MaxBatch, MaxWait: cfg.Linger, Buffer: cfg.Buffer, AttemptTimeout: cfg.FlushTimeout,
 		BackoffMin: time.Millisecond, BackoffMax: time.Second,
 		Flush: c.flush, Retryable: retryableEventError, Done: c.settle,
-		Clock: cfg.Clock, Logger: cfg.Logger})
+		Clock: cfg.Clock, Runtime: cfg.Runtime, Logger: cfg.Logger})
 	if err != nil {
 		panic(err) // unreachable: Flush is set and the sizes are defaulted above
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/rt"
 )
 
 // CompleteBatchForTest hands cs to a fresh completer as one batch — queued
@@ -14,10 +15,10 @@ import (
 // completion, as if a row the store refuses had reached the batch — and
 // returns each completion's outcome and the number of flushes made.
 func CompleteBatchForTest(ctx context.Context, store Store, cs []driver.RunCompletion) ([]error, int64) {
-	c := newCompleter(store, clock.Real(), 10*time.Second, slog.New(slog.DiscardHandler))
+	c := newCompleter(store, clock.Real(), rt.Real(nil), 10*time.Second, slog.New(slog.DiscardHandler))
 	items := make([]completion, len(cs))
 	for i, rc := range cs {
-		items[i] = completion{c: rc, out: make(chan error, 1)}
+		items[i] = completion{c: rc, out: &outcome{done: c.rt.NewEvent()}}
 		if err := c.b.Add(ctx, items[i]); err != nil {
 			panic(err)
 		}
@@ -27,7 +28,8 @@ func CompleteBatchForTest(ctx context.Context, store Store, cs []driver.RunCompl
 	}
 	errs := make([]error, len(cs))
 	for i, it := range items {
-		errs[i] = <-it.out
+		c.rt.Wait(context.Background(), it.out.done, -1)
+		errs[i] = it.out.err
 	}
 	_ = c.b.Stop(ctx)
 	flushes, _ := c.b.Stats()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
@@ -68,6 +69,7 @@ type Run struct {
 	stream *eventStream
 	timing lease.Timing
 	lease  *keeper.Entry
+	rt     rt.Runtime
 
 	mu        sync.Mutex
 	result    []byte // compact JSON or nil, set by SetResult
@@ -217,7 +219,9 @@ func (r *Run) Effect(ctx context.Context, key string, maxDur time.Duration,
 	if err := r.Gate(ctx, maxDur); err != nil {
 		return nil, fmt.Errorf("effect %q of run %d, after its intent: %w", key, r.ID, err)
 	}
-	fctx, cancel := context.WithTimeout(mergeDone(ctx, r.ctx), maxDur)
+	mctx, unmerge := mergeDone(r.rt, ctx, r.ctx)
+	defer unmerge()
+	fctx, cancel := r.rt.WithTimeout(mctx, maxDur)
 	defer cancel()
 	result, err := fn(fctx, EffectToken{Fence: r.Fence, IdempotencyKey: fmt.Sprintf("%d:%s", r.ID, key)})
 	if err != nil {
@@ -321,12 +325,12 @@ func (r *Run) Step(ctx context.Context) error {
 	return nil
 }
 
-// mergeDone returns a context with a's values that is also done when b is.
-func mergeDone(a, b context.Context) context.Context {
+// mergeDone returns a context with a's values that is also done when b
+// is, and the cancel that releases it (and its watch on b).
+func mergeDone(r rt.Runtime, a, b context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(a)
-	stop := context.AfterFunc(b, func() { cancel(context.Cause(b)) })
-	context.AfterFunc(ctx, func() { stop() })
-	return ctx
+	stop := r.AfterFunc(b, func() { cancel(context.Cause(b)) })
+	return ctx, func() { stop(); cancel(context.Canceled) }
 }
 
 // blockError asks the worker to block the run.

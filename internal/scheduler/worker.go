@@ -16,6 +16,7 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
@@ -68,6 +69,12 @@ type WorkerConfig struct {
 
 	// Clock defaults to the real clock (it drives heartbeats and polling).
 	Clock clock.Clock
+	// Runtime starts the worker's goroutines and makes its waits. Defaults
+	// to rt.Real(Clock); the simulator runs the worker on its own.
+	Runtime rt.Runtime
+	// Rand draws the retry backoff's jitter in [0, 1). Defaults to
+	// math/rand/v2.Float64; the simulator draws from its seed.
+	Rand func() float64
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -90,7 +97,8 @@ type Worker struct {
 	hcancel context.CancelFunc
 	fetch   sync.WaitGroup
 	running sync.WaitGroup
-	wake    map[string]chan struct{}
+	wake    map[string]*rt.Signal // a slot of the queue freed: claim again
+	rt      rt.Runtime
 
 	completer *completer
 	keeper    *keeper.Keeper
@@ -136,13 +144,20 @@ func NewWorker(store Store, events *EventCommitter, cfg WorkerConfig) (*Worker, 
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
+	if cfg.Runtime == nil {
+		cfg.Runtime = rt.Real(cfg.Clock)
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	w := &Worker{store: store, events: events, cfg: cfg, handlers: map[string]Handler{}, wake: map[string]chan struct{}{},
-		completer: newCompleter(store, cfg.Clock, 2*cfg.Timing.Drain, cfg.Logger)}
+	w := &Worker{store: store, events: events, cfg: cfg, handlers: map[string]Handler{}, wake: map[string]*rt.Signal{}, rt: cfg.Runtime,
+		completer: newCompleter(store, cfg.Clock, cfg.Runtime, 2*cfg.Timing.Drain, cfg.Logger)}
 	w.life.Name = "worker " + cfg.Owner
-	k, err := keeper.New(keeper.Config{Kind: "runs", Timing: cfg.Timing, Mode: cfg.Mode, Clock: cfg.Clock, Logger: cfg.Logger,
+	w.life.RT = cfg.Runtime
+	k, err := keeper.New(keeper.Config{Kind: "runs", Timing: cfg.Timing, Mode: cfg.Mode, Clock: cfg.Clock, Runtime: cfg.Runtime, Logger: cfg.Logger,
 		Flusher: keeper.FlusherFunc(w.flush)})
 	if err != nil {
 		return nil, err
@@ -216,7 +231,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		var fctx context.Context
 		fctx, w.cancel = context.WithCancel(runCtx)
 		for q := range w.cfg.Queues {
-			w.wake[q] = make(chan struct{}, 1)
+			w.wake[q] = &rt.Signal{RT: w.rt}
 		}
 		for q, n := range w.cfg.Queues {
 			w.fetch.Add(1)
@@ -305,36 +320,25 @@ func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
 			for _, r := range claimed {
 				slots <- struct{}{}
 				w.running.Add(1)
-				go func() {
+				w.life.Go("run", func() {
 					defer w.running.Done()
 					defer func() {
 						<-slots
-						select { // a slot freed: claim again without waiting
-						case w.wake[queue] <- struct{}{}:
-						default:
-						}
+						w.wake[queue].Notify() // a slot freed: claim again without waiting
 					}()
 					w.work(r, sent)
-				}()
+				})
 			}
 			if len(claimed) == free { // more may be waiting; claim again at once
 				continue
 			}
 		}
-		t, tick := w.cfg.Clock.NewTimer(w.cfg.FetchInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		switch w.wake[queue].Wait(ctx, w.cfg.FetchInterval) {
+		case rt.Done:
 			return
-		case <-tick:
-		case <-w.wake[queue]:
-			t.Stop()
+		case rt.Fired:
 			// Let a few more slots free up so one claim fills them all.
-			ct, cool := w.cfg.Clock.NewTimer(w.cfg.FetchCooldown)
-			select {
-			case <-cool:
-			case <-ctx.Done():
-				ct.Stop()
+			if !rt.Sleep(w.rt, ctx, w.cfg.FetchCooldown) {
 				return
 			}
 		}
@@ -352,12 +356,12 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 	}
 	defer w.keeper.Release(e)
 	r := &Run{ID: row.ID, Queue: row.Queue, Payload: row.Payload, Attempt: row.Attempt, Fence: row.Fence,
-		ctx: ctx, store: w.store, events: w.events, stream: newEventStream(), timing: w.cfg.Timing, lease: e}
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
+		ctx: ctx, store: w.store, events: w.events, stream: newEventStream(w.rt), timing: w.cfg.Timing, lease: e, rt: w.rt}
+	hbDone := w.rt.NewEvent()
+	w.life.Go("heartbeat", func() {
+		defer hbDone.Fire()
 		w.heartbeat(ctx, e)
-	}()
+	})
 	err = w.call(ctx, r)
 	// Events emitted before returning belong to this attempt's outcome.
 	if serr := r.Step(ctx); serr != nil && err == nil && ctx.Err() == nil {
@@ -372,7 +376,7 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 		err = cause
 	}
 	lost(nil) // stops the heartbeat
-	<-hbDone
+	w.rt.Wait(context.Background(), hbDone, -1)
 	w.finish(r, err)
 }
 
@@ -394,13 +398,14 @@ func (w *Worker) call(ctx context.Context, r *Run) (err error) {
 func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry) {
 	c := w.cfg.Clock
 	ref := e.Ref()
-	ticker, tick := c.NewTicker(w.cfg.Timing.Renew)
-	defer ticker.Stop()
+	next := c.Now().Add(w.cfg.Timing.Renew) // a fixed beat, as a ticker's
 	for {
-		select {
-		case <-ctx.Done():
+		if w.rt.Wait(ctx, nil, max(next.Sub(c.Now()), 0)) == rt.Done {
 			return
-		case <-tick:
+		}
+		next = next.Add(w.cfg.Timing.Renew)
+		if now := c.Now(); next.Before(now) { // a late beat skips ticks rather than queueing them
+			next = now
 		}
 		mode := w.keeper.Mode()
 		if mode.Drains() {
@@ -441,7 +446,7 @@ func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry) {
 // the result would report success while dropping what the handler meant
 // to hand over, and the attempt's retry is safe (effects are idempotent).
 func (w *Worker) finish(r *Run, herr error) {
-	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timing.Drain*2)
+	ctx, cancel := w.rt.WithTimeout(context.Background(), w.cfg.Timing.Drain*2)
 	defer cancel()
 	var err error
 	var be *blockError
@@ -463,7 +468,7 @@ func (w *Worker) finish(r *Run, herr error) {
 		_, err = w.store.RunBlock(ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(be.reason)})
 	default:
 		_, err = w.store.RunFail(ctx, &driver.RunFailParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(herr.Error()),
-			RetryAfter: w.cfg.Backoff.Delay(r.Attempt, rand.Float64())})
+			RetryAfter: w.cfg.Backoff.Delay(r.Attempt, w.cfg.Rand())})
 	}
 	if err != nil {
 		w.cfg.Logger.Warn("final write refused", "run", r.ID, "fence", r.Fence, "err", err)

@@ -6,6 +6,7 @@ import (
 	"runtime/pprof"
 	"sync"
 
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -44,6 +45,9 @@ const (
 type Lifecycle struct {
 	// Name labels the service's goroutines (pprof label "service").
 	Name string
+	// RT starts the service's goroutines (Go). Defaults to the real
+	// runtime; the simulator sets its own.
+	RT rt.Runtime
 
 	mu       sync.Mutex // guards the fields below; never held while a step runs
 	state    state
@@ -129,10 +133,10 @@ func (l *Lifecycle) Start(ctx context.Context, start func(ctx context.Context) e
 // step or from a goroutine the lifecycle already counts.
 func (l *Lifecycle) Go(loop string, fn func()) {
 	l.wg.Add(1)
-	go func() {
+	rt.Or(l.RT).Go(l.name()+" "+loop, func() {
 		defer l.wg.Done()
 		pprof.Do(context.Background(), pprof.Labels("service", l.name(), "loop", loop), func(context.Context) { fn() })
-	}()
+	})
 }
 
 // Stop stops the service: it runs drain (if not nil) with ctx while the
