@@ -141,3 +141,25 @@ func (h *history) check(timeout time.Duration) porcupine.CheckResult {
 	res, _ := porcupine.CheckOperationsVerbose(h.model, ops, timeout)
 	return res
 }
+
+// logIllegal writes to the trace the operations of each partition (one run,
+// or the world) that porcupine finds illegal on its own, so a failing
+// seed's report shows the history that broke the model.
+func (h *history) logIllegal(m porcupine.Model) {
+	ops := make([]porcupine.Operation, len(h.ops))
+	for i, op := range h.ops {
+		ops[i] = *op
+	}
+	for _, part := range m.Partition(ops) {
+		if porcupine.CheckOperations(porcupine.Model{Init: m.Init, Step: m.Step, Equal: m.Equal}, part) {
+			continue
+		}
+		for _, op := range part {
+			ret := "lost"
+			if op.Return != math.MaxInt64 {
+				ret = fmt.Sprintf("%.3f", time.Duration(op.Return).Seconds())
+			}
+			h.l.logf("illegal history: [%.3f, %s] client %d: %s", time.Duration(op.Call).Seconds(), ret, op.ClientId, m.DescribeOperation(op.Input, op.Output))
+		}
+	}
+}

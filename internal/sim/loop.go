@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"time"
 )
 
@@ -44,6 +45,8 @@ type loop struct {
 	over   bool          // the simulation ended: every thread unwinds
 	trace  *ring
 	steps  int
+	// watchers are the contexts waited on (see watch).
+	watchers []*watcher
 }
 
 func newLoop(seed uint64) *loop {
@@ -75,13 +78,10 @@ func (l *loop) runUntil(end time.Duration, stop func() bool) {
 		l.now = e.at
 		l.steps++
 		e.fn()
+		l.scanWatchers()
 	}
 	l.now = max(l.now, end)
 }
-
-// threadExit unwinds a thread whose process died or whose simulation
-// ended; it is recovered at the thread's top.
-type threadExit struct{}
 
 // thread is one cooperative thread of a simulated process.
 type thread struct {
@@ -105,12 +105,7 @@ func (l *loop) spawn(p *proc, name string, fn func(t *thread)) *thread {
 	}
 	go func() {
 		<-t.wake
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(threadExit); !ok {
-					panic(r)
-				}
-			}
+		defer func() { // also on runtime.Goexit (check), which no recover in the shipped code can stop
 			t.done = true
 			l.yield <- struct{}{}
 		}()
@@ -160,10 +155,13 @@ func (t *thread) park() {
 	t.check()
 }
 
-// check unwinds the thread if its process died or the simulation ended.
+// check unwinds the thread if its process died or the simulation ended:
+// runtime.Goexit runs the thread's deferred calls (which must not wait)
+// and cannot be recovered, so a handler's or the worker's recover does not
+// keep a dead thread going.
 func (t *thread) check() {
 	if t.l.over || (t.p != nil && (t.gen != t.p.gen || !t.p.up)) {
-		panic(threadExit{})
+		runtime.Goexit()
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/leasehold/leasehold/internal/keeper"
 )
 
 // errTimeout: the caller gave up waiting; the call may or may not have
@@ -22,7 +20,24 @@ var errStoreFault = errors.New("sim: store error (nothing applied)")
 // request and the reply may each be delayed, lost (also by a partition of
 // p at send or at reply time), or answered with a store error.
 func (p *proc) call(t *thread, name string, timeout time.Duration, op func() error) error {
+	return p.callCtx(t, name, nil, timeout, op)
+}
+
+// callCtx is call under the caller's context, as a driver call is: a
+// simulated deadline in ctx (simRT.WithTimeout) is the call's timeout, and
+// a ctx cancelled while the call is out returns ctx.Err() at once — the
+// request may still land. nil ctx: timeout alone.
+func (p *proc) callCtx(t *thread, name string, ctx context.Context, timeout time.Duration, op func() error) error {
 	l := p.s.loop
+	t.check() // a dead process sends nothing
+	if ctx != nil {
+		if dl, ok := ctx.Value(deadlineKey{}).(time.Duration); ok {
+			timeout = max(dl-l.now, 0)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
 	k := p.s.knobs
 	faulty := p.s.faulty()
 	lostReq := p.partitioned() || (faulty && l.rng.Float64() < k.LossRate)
@@ -67,23 +82,22 @@ func (p *proc) call(t *thread, name string, timeout time.Duration, op func() err
 		})
 	}
 	l.at(sent+timeout, func() { l.resume(t, seq) })
+	var w *watcher
+	if ctx != nil && ctx.Done() != nil {
+		w = l.watch(ctx, func() { l.at(l.now, func() { l.resume(t, seq) }) })
+	}
 	t.park()
+	if w != nil {
+		w.off = true
+	}
 	if rtt := l.now - sent; !replied || res == errStoreFault || rtt > p.s.healthyRTT {
 		p.noteFault()
 	}
 	if !replied {
+		if ctx != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			return ctx.Err() // the caller gave up before its deadline
+		}
 		return errTimeout
 	}
 	return res
-}
-
-// flushTimeout is the virtual time a flush waits: exactly the timeout the
-// keeper gave it (D_stop for a drain, the runway left for a gate's flush),
-// read from its context — not what is left of the context's real-clock
-// deadline, which would make the schedule depend on the machine's speed.
-func (p *proc) flushTimeout(ctx context.Context) time.Duration {
-	if d, ok := keeper.FlushTimeout(ctx); ok {
-		return d
-	}
-	return p.s.knobs.CallTimeout
 }

@@ -69,6 +69,11 @@ type oracle struct {
 	violations []Violation
 	uncertain  map[effectKey]time.Duration // the last uncertain report
 	acked      []ackedEvent
+	// stored is every event the store has accepted: a retried batch (the
+	// event committer retries one whose answer was lost) is answered as
+	// accepted for the events already there, which were checked when
+	// they were first written.
+	stored map[ackedEvent]bool
 	// deadlines of the runs held by crashed generations: owner → run → by
 	// when (store clock) the reclaimer must have taken it back.
 	dead map[string]map[int64]time.Time
@@ -148,10 +153,15 @@ func (o *oracle) eventsWritten(p *proc, batch []driver.RunEventInsert, fenced []
 	for _, i := range fenced {
 		refused[i] = true
 	}
+	if o.stored == nil {
+		o.stored = map[ackedEvent]bool{}
+	}
 	for i, e := range batch {
-		if refused[i] {
+		k := ackedEvent{e.RunID, e.Fence, e.Seq}
+		if refused[i] || o.stored[k] {
 			continue
 		}
+		o.stored[k] = true
 		if r := o.row(e.RunID); r.Fence != e.Fence || r.State != runs.StateRunning {
 			o.fail(InvFence, "event %d of run %d by %s accepted under fence %d, but the run is %s under fence %d", e.Seq, e.RunID, p.owner, e.Fence, r.State, r.Fence)
 		}

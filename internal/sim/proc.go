@@ -7,11 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/anishathalye/porcupine"
-
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/keeper"
-	"github.com/leasehold/leasehold/lease"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -25,12 +23,13 @@ type proc struct {
 	up    bool
 	owner string
 	clock *simClock
-	k     *keeper.Keeper
+	w     *scheduler.Worker // this generation's worker, the shipped one
+	k     *keeper.Keeper    // its keeper
 	ctx   context.Context
 	stop  context.CancelFunc
 
 	threads     []*thread
-	held        map[int64]bool // runs held by this generation
+	held        map[int64]bool // runs this generation claimed and has not yet finished (runStore)
 	pausedUntil time.Duration  // unused by faults today; the loop honours it
 	partUntil   time.Duration  // partitioned from the store until then
 	lastFault   time.Duration  // last call that failed, was lost or slow
@@ -75,7 +74,13 @@ func (p *proc) pause(why string) {
 	p.lastFault = max(p.lastFault, p.pausedUntil)
 }
 
-// start begins a new generation: a fresh owner, keeper and threads.
+// start begins a new generation: a fresh owner and a new shipped
+// scheduler.Worker — with its completer, keeper and event committer — on
+// this generation's simRT, the process's clock and a store seen through
+// the network (runStore). Its fetch loop, heartbeats, drain, self-stop
+// timer, gate, completions and event group commit are the shipped code;
+// what the simulator supplies is the handler (the user's program) and the
+// world holder's program.
 func (p *proc) start() {
 	s := p.s
 	p.gen++
@@ -85,17 +90,26 @@ func (p *proc) start() {
 	p.threads = nil
 	p.lastFault = s.loop.now
 	p.ctx, p.stop = context.WithCancel(context.Background())
-	k, err := keeper.New(keeper.Config{Timing: s.knobs.Timing, Mode: s.knobs.Mode, Clock: p.clock,
-		Logger: slog.New(slog.DiscardHandler), WatchEvery: min(time.Second, s.knobs.Timing.Stop/8),
-		Flusher: keeper.FlusherFunc(p.flush)})
+	r := &simRT{l: s.loop, p: p, gen: p.gen}
+	log := slog.New(slog.DiscardHandler)
+	store := &runStore{p: p}
+	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Clock: p.clock, Runtime: r, Logger: log})
+	w, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Owner: p.owner, Queues: map[string]int{"q": s.knobs.Runs},
+		Timing: s.knobs.Timing, Mode: s.knobs.Mode, ClockCheck: -1, FetchInterval: s.fetchEvery,
+		Backoff: runs.Backoff{Base: s.knobs.Timing.Poll, Max: 4 * s.knobs.Timing.Poll},
+		Clock:   p.clock, Runtime: r, Rand: s.loop.rng.Float64, Logger: log})
 	if err != nil {
 		panic(err) // the knobs are validated
 	}
-	p.k = k
+	w.Handle("q", p.handle)
+	p.w, p.k = w, w.Keeper()
 	s.loop.logf("%s starts", p.owner)
-	s.loop.spawn(p, p.owner+" fetch", p.fetchLoop)
-	s.loop.spawn(p, p.owner+" drain", p.drainLoop)
-	s.loop.spawn(p, p.owner+" watch", p.watchLoop)
+	if err := events.Start(p.ctx); err != nil {
+		panic(err)
+	}
+	if err := w.Start(p.ctx); err != nil {
+		panic(err)
+	}
 	s.loop.spawn(p, p.owner+" world", p.worldLoop)
 }
 
@@ -115,265 +129,36 @@ func (p *proc) crash() {
 	}
 }
 
-// flush is the keeper's Flusher: one RunRenewMany, through the network,
-// on whichever thread of this process called it (the drain or a gate).
-func (p *proc) flush(ctx context.Context, refs []keeper.Ref) ([]int, error) {
-	t := p.s.loop.cur
-	params := &driver.RunRenewManyParams{Owner: p.owner, Lease: p.s.knobs.Timing.Lease, Runs: make([]driver.RunLeaseRef, len(refs))}
-	for i, r := range refs {
-		params.Runs[i] = driver.RunLeaseRef{ID: r.ID, Fence: r.Fence}
-	}
-	var res *driver.RunRenewManyResult
-	err := p.call(t, "renew-many", p.flushTimeout(ctx), func() error {
-		before := p.s.oracle.beforeRenew(params.Runs)
-		var err error
-		res, err = p.s.store.RunRenewMany(context.Background(), params)
-		if err == nil {
-			p.s.oracle.renewed(p, params.Runs, res, before)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res.Lost, nil
-}
-
-// fetchLoop claims runs while slots are free (one slot per run: every
-// worker may hold every run).
-func (p *proc) fetchLoop(t *thread) {
+// handle is the handler the simulated workers run — the user's program:
+// Effects effects, each followed by Events events and a Step. Each effect
+// goes through the shipped Run.Effect (check, gate, intent, gate, fn,
+// commit); fn is the downstream call, which the oracle and the witness
+// watch, and takes a seeded time. An uncertain effect is reconciled with
+// the witness and resolved, then asked again, as the docs tell a user.
+func (p *proc) handle(ctx context.Context, r *scheduler.Run) error {
 	s := p.s
-	for {
-		if free := s.knobs.Runs - len(p.held); free > 0 {
-			sent := p.clock.Now()
-			var claimed []*driver.Run
-			var ops []*porcupine.Operation
-			err := p.call(t, "claim", s.knobs.CallTimeout, func() error {
-				var err error
-				claimed, err = s.store.RunClaim(context.Background(), &driver.RunClaimParams{Queue: "q", Owner: p.owner, Limit: free, Lease: s.knobs.Timing.Lease})
-				if err == nil {
-					for _, r := range claimed {
-						op := s.history.begin(p.id, runInput{run: r.ID, kind: opClaim})
-						op.Call = int64(t.sentAt)
-						s.history.applied(op, runOutput{ok: true, fence: r.Fence, state: r.State})
-						ops = append(ops, op)
-					}
-				}
-				return err
-			})
-			for _, op := range ops {
-				s.history.answered(op, err == nil)
-			}
-			if err == nil {
-				for _, r := range claimed {
-					p.hold(r, sent)
-				}
-			}
-		}
-		t.sleep(s.fetchEvery)
-	}
-}
-
-// hold starts working a claimed run.
-func (p *proc) hold(r *driver.Run, sent time.Time) {
-	ctx, cancel := context.WithCancelCause(p.ctx)
-	e, err := p.k.Add(keeper.Ref{ID: r.ID, Fence: r.Fence}, sent, cancel)
-	if err != nil {
-		panic(err)
-	}
-	p.held[r.ID] = true
-	p.s.loop.logf("%s holds run %d fence %d", p.owner, r.ID, r.Fence)
-	h := &holding{p: p, run: r, e: e, ctx: ctx}
-	p.s.loop.spawn(p, fmt.Sprintf("%s run %d/%d", p.owner, r.ID, r.Fence), h.work)
-	p.s.loop.spawn(p, fmt.Sprintf("%s hb %d/%d", p.owner, r.ID, r.Fence), h.heartbeat)
-}
-
-// drainLoop is keeper.drainLoop on the loop: DrainOnce every T_drain
-// while the mode drains, backing off from T_drain/8 after a failure.
-func (p *proc) drainLoop(t *thread) {
-	tm := p.s.knobs.Timing
-	var backoff time.Duration
-	for {
-		next := tm.Drain
-		if p.k.Mode().Drains() {
-			if err := p.k.DrainOnce(p.ctx); err != nil {
-				backoff = min(max(backoff*2, tm.Drain/8), tm.Drain)
-				next = backoff
-			} else {
-				backoff = 0
-			}
-		}
-		t.sleep(next)
-	}
-}
-
-// watchLoop is the keeper's self-stop timer.
-func (p *proc) watchLoop(t *thread) {
-	every := min(time.Second, p.s.knobs.Timing.Stop/8)
-	for {
-		t.sleep(every)
-		p.k.WatchOnce()
-	}
-}
-
-// holding is one run held by a process generation.
-type holding struct {
-	p    *proc
-	run  *driver.Run
-	e    *keeper.Entry
-	ctx  context.Context
-	done bool
-}
-
-// heartbeat is scheduler.Worker.heartbeat: every T_renew, renew in memory
-// (writebehind, dark) and/or synchronously (sync, dark).
-func (h *holding) heartbeat(t *thread) {
-	p, s := h.p, h.p.s
-	ref := h.e.Ref()
-	for !h.done && h.ctx.Err() == nil {
-		t.sleep(s.knobs.Timing.Renew)
-		if h.done || h.ctx.Err() != nil {
-			return
-		}
-		mode := p.k.Mode()
-		if mode.Drains() {
-			h.e.Renew()
-		}
-		if !mode.SyncRenews() {
-			continue
-		}
-		sent := p.clock.Now()
-		params := []driver.RunLeaseRef{{ID: ref.ID, Fence: ref.Fence}}
-		err := p.call(t, "renew", s.knobs.CallTimeout, func() error {
-			before := s.oracle.beforeRenew(params)
-			_, err := s.store.RunRenew(context.Background(), &driver.RunRenewParams{ID: ref.ID, Fence: ref.Fence, Owner: p.owner, Lease: s.knobs.Timing.Lease})
-			if err == nil {
-				s.oracle.renewed(p, params, &driver.RunRenewManyResult{Renewed: []int64{ref.ID}}, before)
-			}
-			return err
-		})
-		switch {
-		case err == nil:
-			h.e.ConfirmSync(sent)
-		case errors.Is(err, lease.ErrFenced), errors.Is(err, lease.ErrLeaseExpired), errors.Is(err, lease.ErrNotFound):
-			h.e.LoseSync(err)
-			return
-		}
-	}
-}
-
-// work is the handler plus scheduler.Worker.work's ending: each effect as
-// scheduler.Run.Effect does it, the events of each effect and a Step, then
-// the fenced completion (or a fenced fail with the reason).
-func (h *holding) work(t *thread) {
-	p, s := h.p, h.p.s
-	defer func() {
-		h.done = true
-		delete(p.held, h.run.ID)
-		p.k.Release(h.e)
-	}()
-	// As scheduler.Worker.work: a handler that returned nil is completed
-	// (fenced); one that failed while its context was cancelled fails with
-	// the keeper's cause.
-	err := h.effects(t)
-	if err != nil && h.ctx.Err() != nil {
-		if cause := context.Cause(h.ctx); cause != nil {
-			err = cause
-		}
-	}
-	id, fence := h.run.ID, h.run.Fence
-	if err == nil {
-		op := s.history.begin(p.id, runInput{run: id, kind: opComplete, fence: fence})
-		cerr := p.call(t, "complete", s.knobs.CallTimeout, func() error {
-			r, err := s.store.RunComplete(context.Background(), &driver.RunCompleteParams{ID: id, Fence: fence})
-			s.oracle.fencedWrite(p, "complete", id, fence, err)
-			s.history.applied(op, outcome(r, err))
-			return err
-		})
-		s.history.answered(op, cerr != errTimeout)
-		s.loop.logf("%s complete run %d fence %d: %v", p.owner, id, fence, cerr)
-		return
-	}
-	reason := err.Error()
-	if len(reason) > runs.MaxReasonBytes {
-		reason = reason[:runs.MaxReasonBytes]
-	}
-	op := s.history.begin(p.id, runInput{run: id, kind: opFail, fence: fence})
-	ferr := p.call(t, "fail", s.knobs.CallTimeout, func() error {
-		r, err := s.store.RunFail(context.Background(), &driver.RunFailParams{ID: id, Fence: fence, Reason: reason, RetryAfter: s.knobs.Timing.Poll})
-		s.oracle.fencedWrite(p, "fail", id, fence, err)
-		s.history.applied(op, outcome(r, err))
-		return err
-	})
-	s.history.answered(op, ferr != errTimeout)
-	s.loop.logf("%s fail run %d fence %d (%v): %v", p.owner, id, fence, err, ferr)
-}
-
-// outcome is a fenced write's answer for the history: refused writes
-// (ErrFenced) are answers too.
-func outcome(r *driver.Run, err error) runOutput {
-	if err != nil {
-		return runOutput{ok: false}
-	}
-	return runOutput{ok: true, fence: r.Fence, state: r.State}
-}
-
-// effects runs the handler's effects and events.
-func (h *holding) effects(t *thread) error {
-	p, s := h.p, h.p.s
-	id, fence := h.run.ID, h.run.Fence
 	tm := s.knobs.Timing
 	var seq int64
 	for i := range s.knobs.Effects {
 		key := fmt.Sprintf("e%d", i)
 		maxDur := min(tm.MaxEffect(), time.Duration(float64(tm.MaxEffect())*0.3*s.loop.rng.Float64())+time.Millisecond)
 		for {
-			if h.ctx.Err() != nil {
-				return context.Cause(h.ctx)
-			}
-			// scheduler.Run.Effect: check, gate, intent, gate, invoke, commit.
-			if err := tm.CheckEffect(maxDur); err != nil {
-				return err
-			}
-			if err := h.e.Gate(h.ctx, maxDur); err != nil {
-				return err
-			}
-			var eff *driver.Effect
-			err := p.call(t, "effect-begin", s.knobs.CallTimeout, func() error {
-				var err error
-				eff, err = s.store.RunEffectBegin(context.Background(), &driver.RunEffectParams{RunID: id, Fence: fence, Key: key})
-				return err
+			_, err := r.Effect(ctx, key, maxDur, func(context.Context, scheduler.EffectToken) ([]byte, error) {
+				s.oracle.invoke(p, r.ID, key, r.Fence)
+				s.loop.cur.sleep(time.Duration(s.loop.rng.Int64N(int64(maxDur) + 1)))
+				return nil, nil
 			})
-			if err != nil {
-				return err
-			}
-			if eff.Outcome == driver.EffectCommitted {
-				break
-			}
-			if eff.Outcome == driver.EffectUncertain {
+			var ue *scheduler.UncertainEffectError
+			if errors.As(err, &ue) {
 				// Reconcile with the downstream system, then resolve.
-				happened := s.witness.reconcile(id, key, fence)
-				s.oracle.reportUncertain(id, key)
-				s.loop.logf("%s run %d fence %d: effect %s uncertain (happened: %v)", p.owner, id, fence, key, happened)
-				err := p.call(t, "effect-resolve", s.knobs.CallTimeout, func() error {
-					_, err := s.store.RunEffectResolve(context.Background(), &driver.RunEffectResolveParams{RunID: id, Fence: fence, Key: key, Committed: happened})
-					return err
-				})
-				if err != nil {
+				happened := s.witness.reconcile(r.ID, key, r.Fence)
+				s.oracle.reportUncertain(r.ID, key)
+				s.loop.logf("%s run %d fence %d: effect %s uncertain (happened: %v)", p.owner, r.ID, r.Fence, key, happened)
+				if err := r.ResolveEffect(ctx, key, happened, nil); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := h.e.Gate(h.ctx, maxDur); err != nil {
-				return err
-			}
-			s.oracle.invoke(p, id, key, fence)
-			t.sleep(time.Duration(s.loop.rng.Int64N(int64(maxDur) + 1)))
-			err = p.call(t, "effect-commit", s.knobs.CallTimeout, func() error {
-				_, err := s.store.RunEffectCommit(context.Background(), &driver.RunEffectCommitParams{RunID: id, Fence: fence, Key: key})
-				s.oracle.fencedWrite(p, "effect-commit", id, fence, err)
-				return err
-			})
 			if err != nil {
 				return err
 			}
@@ -385,22 +170,13 @@ func (h *holding) effects(t *thread) error {
 		batch := make([]driver.RunEventInsert, s.knobs.Events)
 		for j := range batch {
 			seq++
-			batch[j] = driver.RunEventInsert{RunID: id, Fence: fence, Seq: seq, Kind: "step", Payload: []byte(fmt.Sprintf(`{"effect":%d,"n":%d}`, i, j))}
-		}
-		var fenced []int
-		err := p.call(t, "events", s.knobs.CallTimeout, func() error {
-			res, err := s.store.RunEventAppend(context.Background(), &driver.RunEventAppendParams{Events: batch})
-			if err == nil {
-				fenced = res.Fenced
-				s.oracle.eventsWritten(p, batch, fenced)
+			batch[j] = driver.RunEventInsert{RunID: r.ID, Fence: r.Fence, Seq: seq, Kind: "step", Payload: []byte(fmt.Sprintf(`{"effect":%d,"n":%d}`, i, j))}
+			if err := r.Emit(ctx, "step", batch[j].Payload); err != nil {
+				return err
 			}
-			return err
-		})
-		if err != nil {
-			return err
 		}
-		if len(fenced) > 0 {
-			return fmt.Errorf("events of run %d refused under fence %d: %w", id, fence, lease.ErrFenced)
+		if err := r.Step(ctx); err != nil {
+			return err
 		}
 		s.oracle.eventsAcked(batch) // Step returned: durable
 	}

@@ -171,6 +171,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		s.oracle.final()
 		s.oracle.finalWorld()
 		if s.history.check(10*time.Second) == porcupine.Illegal {
+			s.history.logIllegal(runModel)
 			s.oracle.fail(InvLinearized, "the run transitions observed (%d operations) are not linearizable against the fenced-run model", len(s.history.ops))
 		}
 		if s.worldHistory.check(10*time.Second) == porcupine.Illegal {
