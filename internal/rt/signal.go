@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/leasehold/leasehold/clock"
 )
 
 // Signal is a coalescing wake-up for one waiter, a chan struct{} of
@@ -51,4 +53,22 @@ func (s *Signal) Wait(ctx context.Context, d time.Duration) Woke {
 // Sleep waits d on r's clock; false if ctx ended first.
 func Sleep(r Runtime, ctx context.Context, d time.Duration) bool {
 	return Or(r).Wait(ctx, nil, d) == Timeout
+}
+
+// Every calls fn every period on a fixed beat (a ticker's: the time fn
+// takes does not push the next call back, and a late wake-up skips beats
+// rather than queueing them) until ctx ends. c reads the time.
+func Every(r Runtime, c clock.Clock, ctx context.Context, period time.Duration, fn func()) {
+	r = Or(r)
+	next := c.Now().Add(period)
+	for {
+		if r.Wait(ctx, nil, max(next.Sub(c.Now()), 0)) == Done {
+			return
+		}
+		fn()
+		next = next.Add(period)
+		if now := c.Now(); next.Before(now) {
+			next = now
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -19,6 +20,9 @@ type ReclaimerConfig struct {
 	Batch int
 	// Clock drives the period. Defaults to the real clock.
 	Clock clock.Clock
+	// Runtime runs the loop. Defaults to rt.Real(Clock); the simulator
+	// sets its own.
+	Runtime rt.Runtime
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// OnPass, if set, is called after every pass with the runs it
@@ -55,6 +59,7 @@ func NewReclaimer(rs driver.RunStore, cfg ReclaimerConfig) *Reclaimer {
 	}
 	r := &Reclaimer{rs: rs, cfg: cfg}
 	r.life.Name = "reclaimer"
+	r.life.RT = cfg.Runtime
 	return r
 }
 
@@ -82,23 +87,16 @@ func (r *Reclaimer) ReclaimOnce(ctx context.Context) (int, error) {
 // idempotent; after Stop it returns startstop.ErrStopped.
 func (r *Reclaimer) Start(ctx context.Context) error {
 	return r.life.Start(ctx, func(ctx context.Context) error {
-		ticker, tick := r.cfg.Clock.NewTicker(r.cfg.Timing.Poll)
 		r.life.Go("reclaim", func() {
-			defer ticker.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick:
-					n, err := r.ReclaimOnce(ctx)
-					if err != nil && ctx.Err() == nil {
-						r.cfg.Logger.Warn("reclaim failed; retrying next period", "err", err)
-					}
-					if r.cfg.OnPass != nil {
-						r.cfg.OnPass(n, err)
-					}
+			rt.Every(r.cfg.Runtime, r.cfg.Clock, ctx, r.cfg.Timing.Poll, func() {
+				n, err := r.ReclaimOnce(ctx)
+				if err != nil && ctx.Err() == nil {
+					r.cfg.Logger.Warn("reclaim failed; retrying next period", "err", err)
 				}
-			}
+				if r.cfg.OnPass != nil {
+					r.cfg.OnPass(n, err)
+				}
+			})
 		})
 		return nil
 	})

@@ -47,6 +47,8 @@ type loop struct {
 	steps  int
 	// watchers are the contexts waited on (see watch).
 	watchers []*watcher
+	// storeSide are the threads the store side's runtime started.
+	storeSide []*thread
 }
 
 func newLoop(seed uint64) *loop {

@@ -8,7 +8,8 @@ import (
 	"github.com/leasehold/leasehold/internal/rt"
 )
 
-// simRT is rt.Runtime on the loop, for one process generation: the
+// simRT is rt.Runtime on the loop, for one process generation (or, with
+// p nil, for the store side: the reclaimer and the expiry sweep): the
 // shipped worker, completer, event committer, batcher and keeper run on it
 // unchanged. A goroutine is a thread of the generation; a wait parks the
 // calling thread until the loop resumes it — when the event fires, when
@@ -25,7 +26,9 @@ type simRT struct {
 
 var _ rt.Runtime = (*simRT)(nil)
 
-func (r *simRT) alive() bool { return !r.l.over && r.p.up && r.p.gen == r.gen }
+// alive reports whether r's generation still runs (the store side, p
+// nil, runs until the simulation ends).
+func (r *simRT) alive() bool { return !r.l.over && (r.p == nil || r.p.up && r.p.gen == r.gen) }
 
 // thread returns the calling thread, unwinding it if its process died.
 func (r *simRT) thread(what string) *thread {
@@ -44,7 +47,14 @@ func (r *simRT) Go(name string, fn func()) {
 	if !r.alive() {
 		return
 	}
-	r.l.spawn(r.p, r.p.owner+" "+name, func(*thread) { fn() })
+	owner := "store"
+	if r.p != nil {
+		owner = r.p.owner
+	}
+	t := r.l.spawn(r.p, owner+" "+name, func(*thread) { fn() })
+	if r.p == nil {
+		r.l.storeSide = append(r.l.storeSide, t)
+	}
 }
 
 func (r *simRT) NewEvent() rt.Event { return &simEvent{l: r.l} }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -69,7 +71,6 @@ type Sim struct {
 	crashes      int
 	partitions   int
 	pauses       int
-	storeThreads []*thread
 }
 
 func (s *Sim) faulty() bool { return s.loop.now < s.faultsEnd }
@@ -153,7 +154,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		s.procs = append(s.procs, p)
 		p.start()
 	}
-	s.storeThreads = append(s.storeThreads, l.spawn(nil, "reclaimer", s.reclaimLoop), l.spawn(nil, "sweeper", s.sweepLoop))
+	s.startStoreSide()
 	s.scheduleFaults()
 
 	// Faults, then calm until every run is final or the calm phase ends.
@@ -189,7 +190,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	for _, p := range s.procs {
 		all = append(all, p.threads...)
 	}
-	all = append(all, s.storeThreads...)
+	all = append(all, l.storeSide...)
 	l.killAll(all)
 
 	r := &Result{Seed: seed, Knobs: k, Violations: s.oracle.violations, Trace: l.trace.all(), Virtual: l.now, Steps: l.steps,
@@ -220,49 +221,65 @@ func (s *Sim) allFinal() bool {
 	return true
 }
 
-// reclaimLoop is scheduler.Reclaimer at the store: every P, reclaim in
-// bounded batches until none is expired.
-func (s *Sim) reclaimLoop(t *thread) {
-	for {
-		t.sleep(s.knobs.Timing.Poll)
-		// A reclaimer may run late (a slow replica): up to ReclaimLagMax
-		// past the oldest expiry, within the recovery bound's S.
-		if lag := time.Duration(s.loop.rng.Int64N(int64(s.knobs.ReclaimLagMax) + 1)); !s.expiredFor(lag) {
-			continue
+// startStoreSide starts the shipped scheduler.Reclaimer and world.Sweeper
+// on the store side's runtime, each every P on the store clock. The
+// reclaimer's store is reclaimStore (the lag of a late reclaimer, and the
+// oracle's and the history's record of each reclaim); the sweep reaches
+// the driver directly, its report recorded after each pass.
+func (s *Sim) startStoreSide() {
+	r := &simRT{l: s.loop}
+	log := slog.New(slog.DiscardHandler)
+	rc := scheduler.NewReclaimer(&reclaimStore{s: s}, scheduler.ReclaimerConfig{Timing: s.knobs.Timing, Batch: 2,
+		Clock: s.storeClock, Runtime: r, Logger: log})
+	if err := rc.Start(context.Background()); err != nil {
+		panic(err)
+	}
+	sw := world.NewSweeper(s.store, s.storeClock, s.knobs.Timing, log)
+	sw.SetRuntime(r, func(rep *world.SweepReport, err error) {
+		if err != nil {
+			panic(err)
 		}
-		for {
-			before := map[int64]*driver.Run{}
-			for id := int64(1); id <= int64(s.knobs.Runs); id++ {
-				before[id] = s.oracle.row(id)
-			}
-			res, err := s.store.RunReclaim(context.Background(), &driver.RunReclaimParams{Limit: 2})
-			if err != nil {
-				panic(err)
-			}
-			for _, r := range res.Reclaimed {
-				s.loop.logf("reclaimer takes run %d from %s (fence %d -> %d): %s", r.ID, before[r.ID].Owner, before[r.ID].Fence, r.Fence, r.Reason)
-				op := s.history.begin(-1, runInput{run: r.ID, kind: opReclaim})
-				s.history.applied(op, runOutput{ok: true, fence: r.Fence, state: r.State})
-				s.history.answered(op, true)
-				s.oracle.reclaimed(before[r.ID], r)
-			}
-			if len(res.Reclaimed) < 2 {
-				break
-			}
+		for _, w := range rep.Swept {
+			s.oracle.swept(w)
+			op := s.worldHistory.begin(-1, worldInput{kind: wSweep, holder: w.Granted.Holder})
+			s.worldHistory.applied(op, worldOutput{ok: true, epoch: w.Granted.Epoch, holder: w.Granted.Holder,
+				positions: []int64{w.Revoked.Position, w.Granted.Position}})
+			s.worldHistory.answered(op, true)
 		}
+	})
+	if err := sw.Start(context.Background()); err != nil {
+		panic(err)
 	}
 }
 
-// expiredFor reports whether some running run has been expired on the
-// store clock for at least d.
-func (s *Sim) expiredFor(d time.Duration) bool {
-	now := s.storeClock.Now()
+// reclaimStore is the reclaimer's store: each RunReclaim may land late —
+// up to ReclaimLagMax, a slow replica, within the recovery bound's S — and
+// is recorded as it is applied (the history, the oracle's check that no
+// live holder lost its run, the dead holders' bound).
+type reclaimStore struct {
+	runStore
+	s *Sim
+}
+
+func (rs *reclaimStore) RunReclaim(_ context.Context, params *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
+	s := rs.s
+	s.loop.cur.sleep(time.Duration(s.loop.rng.Int64N(int64(s.knobs.ReclaimLagMax) + 1)))
+	before := map[int64]*driver.Run{}
 	for id := int64(1); id <= int64(s.knobs.Runs); id++ {
-		if r := s.oracle.row(id); r.State == runs.StateRunning && !now.Before(r.ExpiresAt.Add(d)) {
-			return true
-		}
+		before[id] = s.oracle.row(id)
 	}
-	return false
+	res, err := s.store.RunReclaim(context.Background(), params)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range res.Reclaimed {
+		s.loop.logf("reclaimer takes run %d from %s (fence %d -> %d): %s", r.ID, before[r.ID].Owner, before[r.ID].Fence, r.Fence, r.Reason)
+		op := s.history.begin(-1, runInput{run: r.ID, kind: opReclaim})
+		s.history.applied(op, runOutput{ok: true, fence: r.Fence, state: r.State})
+		s.history.answered(op, true)
+		s.oracle.reclaimed(before[r.ID], r)
+	}
+	return res, nil
 }
 
 // scheduleFaults plans the seed's crashes and partitions.

@@ -91,24 +91,6 @@ func (p *proc) worldLoop(t *thread) {
 	}
 }
 
-// sweepLoop is world.Sweeper at the store: every P, the expiry sweep.
-func (s *Sim) sweepLoop(t *thread) {
-	for {
-		t.sleep(s.knobs.Timing.Poll)
-		res, err := world.SweepExpired(context.Background(), s.store, 0)
-		if err != nil {
-			panic(err)
-		}
-		for _, sw := range res.Swept {
-			s.oracle.swept(sw)
-			op := s.worldHistory.begin(-1, worldInput{kind: wSweep, holder: sw.Granted.Holder})
-			s.worldHistory.applied(op, worldOutput{ok: true, epoch: sw.Granted.Epoch, holder: sw.Granted.Holder,
-				positions: []int64{sw.Revoked.Position, sw.Granted.Position}})
-			s.worldHistory.answered(op, true)
-		}
-	}
-}
-
 type ackedEntry struct {
 	position int64
 	payload  []byte

@@ -6,6 +6,7 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -22,7 +23,17 @@ type Sweeper struct {
 	timing lease.Timing
 	log    *slog.Logger
 	batch  int
+	rt     rt.Runtime
+	onPass func(*SweepReport, error)
 	life   startstop.Lifecycle
+}
+
+// SetRuntime makes the loop run on r (the simulator's) instead of the
+// real runtime, and calls onPass, if set, after every pass with its
+// report. Call before Start.
+func (s *Sweeper) SetRuntime(r rt.Runtime, onPass func(*SweepReport, error)) {
+	s.rt, s.onPass = r, onPass
+	s.life.RT = r
 }
 
 // NewSweeper returns a stopped Sweeper.
@@ -40,6 +51,9 @@ func NewSweeper(d driver.Driver, c clock.Clock, t lease.Timing, log *slog.Logger
 // size, each swept world logged.
 func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 	rep, err := SweepExpired(ctx, s.d, s.batch)
+	if s.onPass != nil {
+		s.onPass(rep, err)
+	}
 	for _, w := range rep.Swept {
 		s.log.Info("lease expired: revoked and granted to home", "world", w.World,
 			"expired_at", w.ExpiredAt, "swept_at", w.StoreTimeAt, "new_epoch", w.Granted.Epoch,
@@ -52,19 +66,12 @@ func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 // idempotent; after Stop it returns startstop.ErrStopped.
 func (s *Sweeper) Start(ctx context.Context) error {
 	return s.life.Start(ctx, func(ctx context.Context) error {
-		ticker, tick := s.clock.NewTicker(s.timing.Poll)
 		s.life.Go("sweep", func() {
-			defer ticker.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick:
-					if _, err := s.SweepOnce(ctx); err != nil && ctx.Err() == nil {
-						s.log.Warn("expiry sweep failed; retrying next period", "err", err)
-					}
+			rt.Every(s.rt, s.clock, ctx, s.timing.Poll, func() {
+				if _, err := s.SweepOnce(ctx); err != nil && ctx.Err() == nil {
+					s.log.Warn("expiry sweep failed; retrying next period", "err", err)
 				}
-			}
+			})
 		})
 		return nil
 	})
