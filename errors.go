@@ -3,7 +3,6 @@ package leasehold
 import (
 	"errors"
 
-	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -54,7 +53,7 @@ var (
 	ErrLeaseLost = lease.ErrLeaseLost
 	// ErrUncertain: an effect was started and never committed; reconcile it
 	// and call RunHandle.ResolveEffect (an *UncertainEffectError).
-	ErrUncertain = scheduler.ErrUncertain
+	ErrUncertain = lease.ErrUncertain
 	// ErrUnknownQueue: a queue outside Config.Queues (also matches
 	// ErrInvalid; an *UnknownQueueError).
 	ErrUnknownQueue = errors.New("leasehold: unknown queue")

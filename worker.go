@@ -137,10 +137,25 @@ func (w *Worker) Owner() string { return w.w.Owner() }
 // WorkerStats are a worker's keeper counters: renewals, drains, flushed
 // rows, leases lost, self-stops, gate passes and refusals, and in dark mode
 // the differences between the two ways of deciding.
-type WorkerStats = keeper.Stats
+type WorkerStats struct {
+	Flushes       uint64 // drains that reached the store and were answered
+	FlushErrors   uint64 // drains that failed (retried with backoff)
+	FlushedRows   uint64 // leases renewed by drains
+	Lost          uint64 // leases found lost by a flush or a refused renewal
+	SelfStops     uint64 // holders stopped at D_stop
+	GatePass      uint64 // gate passed locally, no store call
+	GateFlushPass uint64 // gate passed after one synchronous flush
+	GateRefuse    uint64 // gate refused (ErrLeaseRunway); holder stopped
+	DarkGateDiffs uint64 // dark mode: gate decisions write-behind would have made otherwise
+	DarkStopDiffs uint64 // dark mode: self-stop decisions that would have differed
+	DarkLostDiffs uint64 // dark mode: leases the drain found lost before the sync path
+	// MaxLag is the largest durable lag a lease had reached when a renewal
+	// of it was confirmed: how close upkeep came to D_stop.
+	MaxLag time.Duration
+}
 
 // Stats returns the worker's keeper counters.
-func (w *Worker) Stats() WorkerStats { return w.w.Keeper().Stats() }
+func (w *Worker) Stats() WorkerStats { return WorkerStats(w.w.Keeper().Stats()) }
 
 // RunHandle is a handler's handle on the run it holds: its row's identity
 // and payload, and the fenced operations (Effect, Tx, Emit, Step, Gate).
@@ -236,20 +251,20 @@ func Block(reason string) error { return scheduler.Block(reason) }
 // RunwayError is the side-effect gate's refusal (it matches
 // ErrLeaseRunway): the effect needed Needed of durable runway and
 // Available was left after one synchronous flush.
-type RunwayError = keeper.RunwayError
+type RunwayError = lease.RunwayError
 
 // LostError says why a run's lease was given up (it matches ErrLeaseLost):
 // SelfStop when the durable lag reached D_stop (Lag), else the store's
 // refusal of a renewal (Cause).
-type LostError = keeper.LostError
+type LostError = lease.LostError
 
 // EffectResultError is an effect that happened but whose result was
 // refused (not JSON, over 64 KiB compact…): the effect is recorded as done
 // with the refusal, so a retry returns this same error without calling fn
 // again and never reports it uncertain. It matches ErrInvalid.
-type EffectResultError = scheduler.EffectResultError
+type EffectResultError = runs.EffectResultError
 
 // UncertainEffectError is an effect whose intent exists without a commit
 // (it matches ErrUncertain): Key, RunID and the IntentFence it was made
 // under.
-type UncertainEffectError = scheduler.UncertainEffectError
+type UncertainEffectError = runs.UncertainEffectError

@@ -62,4 +62,9 @@ var (
 	// before it could take or finish the call. A write failed with it was
 	// never acknowledged; for an event, the run's Step reports it.
 	ErrClosed = errors.New("leasehold: closed")
+	// ErrUncertain: an effect was started (its intent recorded) but never
+	// committed — by an earlier holder, or by this one before a failure —
+	// so it may or may not have happened. It is never re-run silently: the
+	// handler reconciles and resolves it.
+	ErrUncertain = errors.New("leasehold: effect outcome is uncertain")
 )

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/internal/bugs"
+	"github.com/leasehold/leasehold/lease"
 )
 
 // Ref names one lease: a resource under one fence. A new claim of the same
 // resource is a new Ref and a new Entry, never an update of the old one.
-type Ref struct{ ID, Fence int64 }
+type Ref = lease.Ref
 
 // entry states
 const (

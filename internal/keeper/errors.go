@@ -1,51 +1,12 @@
 package keeper
 
-import (
-	"fmt"
-	"time"
+import "github.com/leasehold/leasehold/lease"
 
-	"github.com/leasehold/leasehold/lease"
+// The keeper's refusals are defined in package lease, so a user matches
+// them from the public API (errors.As with *leasehold.RunwayError).
+type (
+	// RunwayError is the gate's refusal (lease.RunwayError).
+	RunwayError = lease.RunwayError
+	// LostError is why a lease was given up (lease.LostError).
+	LostError = lease.LostError
 )
-
-// RunwayError is the gate's refusal. It unwraps to lease.ErrLeaseRunway.
-type RunwayError struct {
-	Ref       Ref
-	Needed    time.Duration // the effect's maximum duration plus the margin
-	Available time.Duration // min(runway, D_stop - lag) after the synchronous flush
-}
-
-func (e *RunwayError) Error() string {
-	return fmt.Sprintf("lease %d/%d: the gate needs %v of durable runway and has %v: effect refused, holder stopped",
-		e.Ref.ID, e.Ref.Fence, e.Needed, e.Available)
-}
-
-// Unwrap returns lease.ErrLeaseRunway.
-func (e *RunwayError) Unwrap() error { return lease.ErrLeaseRunway }
-
-// LostError is why a holder's lease was given up: the store refused to
-// renew it, or the holder stopped itself. It unwraps to lease.ErrLeaseLost
-// (and, for a store refusal, to the store's error when there is one).
-type LostError struct {
-	Ref      Ref
-	SelfStop bool          // the durable lag reached D_stop
-	Lag      time.Duration // the durable lag when it was given up
-	Cause    error         // the store's refusal, if any
-}
-
-func (e *LostError) Error() string {
-	if e.SelfStop {
-		return fmt.Sprintf("lease %d/%d: self-stopped: no renewal confirmed for %v (durable lag >= D_stop)", e.Ref.ID, e.Ref.Fence, e.Lag)
-	}
-	if e.Cause != nil {
-		return fmt.Sprintf("lease %d/%d lost: %v", e.Ref.ID, e.Ref.Fence, e.Cause)
-	}
-	return fmt.Sprintf("lease %d/%d lost: the renewal flush did not return its row (fenced out, expired or finished on the store)", e.Ref.ID, e.Ref.Fence)
-}
-
-// Unwrap returns lease.ErrLeaseLost and the store's refusal.
-func (e *LostError) Unwrap() []error {
-	if e.Cause != nil {
-		return []error{lease.ErrLeaseLost, e.Cause}
-	}
-	return []error{lease.ErrLeaseLost}
-}

@@ -25,21 +25,10 @@ type Flusher interface {
 	Flush(ctx context.Context, refs []Ref) (lost []int, err error)
 }
 
-// flushTimeoutKey carries a flush's timeout in its context.
-type flushTimeoutKey struct{}
-
-// withFlushTimeout bounds a flush by d and records d in the context, so a
-// Flusher on a virtual clock (the simulator) can wait exactly d of its own
-// time instead of reading what is left of a real-clock deadline.
+// withFlushTimeout bounds a flush by d on the keeper's runtime (the
+// simulator's deadline is virtual time, so a flush there waits exactly d).
 func (k *Keeper) withFlushTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return k.rt.WithTimeout(context.WithValue(ctx, flushTimeoutKey{}, d), d)
-}
-
-// FlushTimeout returns the timeout the keeper gave the flush whose context
-// this is (D_stop for a drain, the runway left for a gate's flush).
-func FlushTimeout(ctx context.Context) (time.Duration, bool) {
-	d, ok := ctx.Value(flushTimeoutKey{}).(time.Duration)
-	return d, ok
+	return k.rt.WithTimeout(ctx, d)
 }
 
 // FlusherFunc adapts a function to Flusher.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -23,27 +22,18 @@ type Store interface {
 	driver.EffectStore
 }
 
-// ErrUncertain: an effect was started (its intent recorded) but never
-// committed — by an earlier holder, or by this one before a failure — so it
-// may or may not have happened. It is never re-run silently: the handler
-// reconciles (for example by asking the downstream system with the
-// idempotency key) and calls Run.ResolveEffect.
-var ErrUncertain = errors.New("leasehold: effect outcome is uncertain")
+// ErrUncertain is lease.ErrUncertain.
+var ErrUncertain = lease.ErrUncertain
 
-// UncertainEffectError names the uncertain effect. It unwraps to ErrUncertain.
-type UncertainEffectError struct {
-	RunID       int64
-	Key         string
-	IntentFence int64 // the fence the intent was recorded under
-}
-
-func (e *UncertainEffectError) Error() string {
-	return fmt.Sprintf("effect %q of run %d was started under fence %d and never committed: reconcile it and call ResolveEffect",
-		e.Key, e.RunID, e.IntentFence)
-}
-
-// Unwrap returns ErrUncertain.
-func (e *UncertainEffectError) Unwrap() error { return ErrUncertain }
+// The effect errors are defined in package runs, so a user matches them
+// from the public API.
+type (
+	// UncertainEffectError names an uncertain effect (runs.UncertainEffectError).
+	UncertainEffectError = runs.UncertainEffectError
+	// EffectResultError is an effect that happened with a refused result
+	// (runs.EffectResultError).
+	EffectResultError = runs.EffectResultError
+)
 
 // EffectToken is handed to an effect function for use downstream: a
 // downstream store that remembers the highest Fence it has seen per
@@ -102,25 +92,6 @@ func (r *Run) SetResult(result []byte) error {
 	r.result, r.resultErr = result, nil
 	return nil
 }
-
-// EffectResultError: an effect's fn succeeded — the side effect happened —
-// but its result breaks the result rule (see Run.Effect). The effect is
-// recorded as done, with a marker of the refusal in place of the result,
-// so a retry neither runs fn again nor reports it uncertain: it answers
-// this error again. It unwraps to lease.ErrInvalid.
-type EffectResultError struct {
-	RunID   int64
-	Key     string
-	Problem string // why the result was refused
-}
-
-func (e *EffectResultError) Error() string {
-	return fmt.Sprintf("effect %q of run %d happened, but its result was refused (%s): the effect is recorded as done without it",
-		e.Key, e.RunID, e.Problem)
-}
-
-// Unwrap returns lease.ErrInvalid.
-func (e *EffectResultError) Unwrap() error { return lease.ErrInvalid }
 
 // refusedResultKey is the one key of the JSON object committed in place of
 // a refused effect result: {"leasehold:result_refused":"<problem>"}. The
