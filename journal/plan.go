@@ -101,10 +101,18 @@ func (b *builder) done() Plan {
 // MaxTerm bounds a lease term.
 const MaxTerm = 24 * time.Hour
 
-// ValidateTerm checks a lease term: positive and at most MaxTerm.
+// ValidateTerm checks a lease term: positive, at most MaxTerm, and a
+// whole number of milliseconds. The grant and renewal payloads carry the
+// term in milliseconds (term_ms) and the head row in microseconds, so a
+// finer term could not read back as given: 1ns was accepted, journaled as
+// 1 ms and kept as a default term of 0 — a world whose sweep could never
+// re-grant it, and an import of it refused.
 func ValidateTerm(term time.Duration) error {
 	if term <= 0 || term > MaxTerm {
 		return invalid("term", "%s must be positive and at most %s", term, MaxTerm)
+	}
+	if term%time.Millisecond != 0 {
+		return invalid("term", "%s is not a whole number of milliseconds (terms are journaled in milliseconds)", term)
 	}
 	return nil
 }
