@@ -64,6 +64,31 @@ var schemaCases = []Case{
 			require.Equal(t, i+1, v)
 		}
 	}},
+	{"SchemaCheckTypesAMissingOrOlderSchema", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		require.NoError(t, e.d.SchemaCheck(e.ctx), "migrated by the factory")
+		if e.h.OpenEmpty == nil {
+			t.Fatal("the driver's harness has no OpenEmpty: an unmigrated store cannot be checked")
+		}
+		d, err := e.h.OpenEmpty(t)(e.ctx)
+		require.NoError(t, err)
+		defer d.Close()
+		for range 2 { // twice: the check creates nothing
+			err = d.SchemaCheck(e.ctx)
+			require.ErrorIs(t, err, driver.ErrNotMigrated)
+			require.ErrorContains(t, err, "store not migrated: run `leasehold migrate`")
+		}
+		res, err := d.Migrate(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Applied[0], "every migration still to apply")
+		require.NoError(t, d.SchemaCheck(e.ctx))
+
+		// Behind: the last migration unrecorded. Ahead: a newer binary's.
+		require.NoError(t, e.h.Exec(e.ctx, `DELETE FROM leasehold_migrations WHERE version = (SELECT max(version) FROM leasehold_migrations)`))
+		require.ErrorIs(t, e.d.SchemaCheck(e.ctx), driver.ErrNotMigrated)
+		require.NoError(t, e.h.Exec(e.ctx, `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (9999, '9999_future.sql', `+e.nowSQL()+`)`))
+		require.ErrorIs(t, e.d.SchemaCheck(e.ctx), driver.ErrSchemaTooNew)
+	}},
 	{"SettingsAreDurable", func(t *testing.T, f Factory) {
 		e := newEnv(t, f)
 		s, err := e.d.Settings(e.ctx)
