@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/hostile"
+	"github.com/leasehold/leasehold/runs"
 )
 
 // hostileCases drive the hostile corpus (internal/hostile) into every entry
@@ -30,6 +31,51 @@ var hostileCases = []Case{
 		rep := Hostile(t, f)
 		t.Log(rep.Line())
 	}},
+	{"HostileFingerprintSeesEveryWrite", caseFingerprintSeesEveryWrite},
+}
+
+// caseFingerprintSeesEveryWrite keeps "changes-on-refusal=0" from passing
+// vacuously: a read leaves the fingerprint as it was, and a write to each
+// kind of row — a run, an effect, an event, a world and its journal —
+// changes it.
+func caseFingerprintSeesEveryWrite(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	x := &hx{env: e}
+	fp := func() string {
+		s, err := e.fingerprint()
+		require.NoError(t, err)
+		return s
+	}
+	writes := []func(){
+		func() { e.enqueue(runs.Enqueue{Queue: "q"}) },
+		func() { e.claim("q", "a", 1) },
+		func() {
+			r := x.held("a")
+			_, err := e.effects().RunEffectBegin(e.ctx, &driver.RunEffectParams{RunID: r.ID, Fence: r.Fence, Key: "k"})
+			require.NoError(t, err)
+		},
+		func() {
+			r := x.held("a")
+			_, err := e.effects().RunEventAppend(e.ctx, &driver.RunEventAppendParams{Events: []driver.RunEventInsert{{RunID: r.ID, Fence: r.Fence, Seq: 1, Kind: "k"}}})
+			require.NoError(t, err)
+		},
+		func() { e.create("w", "h") },
+		func() {
+			_, err := e.append1("w", "h", 1, 1, "note", `{}`)
+			require.NoError(t, err)
+		},
+		func() { e.h.Clock.Advance(time.Second); e.handoff("w", "h", "g", 1) },
+	}
+	for i, write := range writes {
+		x.n++
+		before := fp()
+		_, _ = e.d.WorldGet(e.ctx, &driver.WorldGetParams{World: "w"})
+		_, _ = e.d.WorldList(e.ctx, &driver.WorldListParams{})
+		_, _ = e.runStore().RunGet(e.ctx, &driver.RunGetParams{ID: 1})
+		require.Equal(t, before, fp(), "write %d: a read changed the fingerprint", i)
+		write()
+		require.NotEqual(t, before, fp(), "write %d is not seen by the fingerprint", i)
+	}
 }
 
 // hostileSentinels are the exported sentinels a refusal may match, in the
@@ -155,7 +201,10 @@ func (r *HostileReport) drive(x *hx, ep hostileEntry, v hostileValue) {
 func Disagreements(a, b *HostileReport) []string {
 	var out []string
 	for k, x := range a.Outcomes {
-		if y, ok := b.Outcomes[k]; !ok || x != y {
+		switch y, ok := b.Outcomes[k]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s: only %s has it", k, a.Store))
+		case x != y:
 			out = append(out, fmt.Sprintf("%s: %s %s, %s %s", k, a.Store, x, b.Store, y))
 		}
 	}
@@ -220,12 +269,4 @@ func timeValues() []hostileValue {
 		out = append(out, hostileValue{s.Name, s.Value})
 	}
 	return out
-}
-
-// summary names, for a failure message, the first lines of a list.
-func summary(lines []string) string {
-	if len(lines) > 20 {
-		lines = append(lines[:20:20], fmt.Sprintf("… and %d more", len(lines)-20))
-	}
-	return strings.Join(lines, "\n")
 }

@@ -70,3 +70,17 @@ func postgresHarness(t *testing.T) *drivertest.Harness {
 			}
 		}}
 }
+
+// TestDisagreementsFindsEveryDifference: the comparison itself can fail —
+// a differing outcome, and a call only one store answered, are each named.
+func TestDisagreementsFindsEveryDifference(t *testing.T) {
+	t.Parallel()
+	a := &drivertest.HostileReport{Store: "sqlite", Outcomes: map[string]string{"X/v": "accepted", "Y/v": "ErrInvalid", "Z/v": "ErrNotFound"}}
+	b := &drivertest.HostileReport{Store: "postgres", Outcomes: map[string]string{"X/v": "accepted", "Y/v": "untyped", "W/v": "accepted"}}
+	require.Equal(t, []string{
+		"W/v: only postgres has it",
+		"Y/v: sqlite ErrInvalid, postgres untyped",
+		"Z/v: only sqlite has it",
+	}, drivertest.Disagreements(a, b))
+	require.Empty(t, drivertest.Disagreements(a, a))
+}

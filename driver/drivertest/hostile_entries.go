@@ -114,5 +114,8 @@ func ignore[T any](_ T, err error) error { return err }
 // field of every driver call that takes a string, JSON, an integer, a
 // batch size, a duration or a time from a caller.
 func hostileEntries() []hostileEntry {
-	return append(append(runStringEntries(), runValueEntries()...), worldEntries()...)
+	runBatch, worldBatch := batchEntries()
+	all := append(runStringEntries(), runValueEntries()...)
+	all = append(all, runBatch...)
+	return append(all, append(worldEntries(), worldRoundTrip(worldBatch)...)...)
 }

@@ -238,3 +238,35 @@ func Times(now time.Time) []Time {
 		{"year-9999", time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)},
 	}
 }
+
+// MaxBatchPayloadBytes is driver.MaxBatchPayloadBytes (512 ×
+// journal.MaxPayloadBytes, 32 MiB), restated because the corpus sits below
+// the driver package; the suite checks the two agree.
+const MaxBatchPayloadBytes = 512 * journal.MaxPayloadBytes
+
+// BatchTotals are the summed compact payload bytes of one RunEnqueue or
+// JournalAppend call, one past the bound first and then at it (so a store
+// holds the accepted 32 MiB only after the refusal is checked).
+func BatchTotals() []Int {
+	return []Int{
+		{"batch-payload-past-limit", MaxBatchPayloadBytes + 1},
+		{"batch-payload-at-limit", MaxBatchPayloadBytes},
+	}
+}
+
+// BatchPayloads is a batch of valid payloads whose compact forms total
+// exactly total bytes, each at most journal.MaxPayloadBytes: full-size
+// JSON strings, then the remainder (a one-digit number for 1 byte).
+func BatchPayloads(total int) [][]byte {
+	var out [][]byte
+	for ; total >= journal.MaxPayloadBytes; total -= journal.MaxPayloadBytes {
+		out = append(out, jsonString(journal.MaxPayloadBytes))
+	}
+	switch {
+	case total == 1:
+		out = append(out, []byte("1"))
+	case total > 1:
+		out = append(out, jsonString(total))
+	}
+	return out
+}
