@@ -3,6 +3,7 @@ package drivertest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/hostile"
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -41,7 +43,7 @@ var hostileCases = []Case{
 func caseFingerprintSeesEveryWrite(t *testing.T, f Factory) {
 	e := newEnv(t, f)
 	x := &hx{env: e}
-	fp := func() string {
+	fp := func() fingerprint {
 		s, err := e.fingerprint()
 		require.NoError(t, err)
 		return s
@@ -118,6 +120,7 @@ type HostileReport struct {
 	Accepted, Refused     int
 	Untyped               int // refusals matching no sentinel
 	ChangesOnRefusal      int // refusals after which a row differed
+	JournaledRefusals     int // append refusals journaled as append.rejected, as SPEC §4 asks: the only write a refusal may make
 	RoundTripFailures     int // accepted values that did not read back, or a world that did not survive export → audit → import
 	Outcomes              map[string]string
 	acceptedBy, refusedBy map[string]int
@@ -125,8 +128,8 @@ type HostileReport struct {
 
 // Line is the report as one stable log line.
 func (r *HostileReport) Line() string {
-	return fmt.Sprintf("hostile %s: %d values × %d entry points = %d calls (%d accepted, %d refused), untyped=%d changes-on-refusal=%d roundtrip-failures=%d",
-		r.Store, r.Values, r.EntryPoints, r.Calls, r.Accepted, r.Refused, r.Untyped, r.ChangesOnRefusal, r.RoundTripFailures)
+	return fmt.Sprintf("hostile %s: %d values × %d entry points = %d calls (%d accepted, %d refused), untyped=%d changes-on-refusal=%d roundtrip-failures=%d (journaled append refusals %d)",
+		r.Store, r.Values, r.EntryPoints, r.Calls, r.Accepted, r.Refused, r.Untyped, r.ChangesOnRefusal, r.RoundTripFailures, r.JournaledRefusals)
 }
 
 // Hostile drives the corpus through every hostile entry point, each on a
@@ -164,6 +167,10 @@ func (r *HostileReport) drive(x *hx, ep hostileEntry, v hostileValue) {
 	t.Helper()
 	x.n++
 	call := ep.prepare(x, v.v)
+	x.headBefore = 0
+	if w, err := x.d.WorldGet(x.ctx, &driver.WorldGetParams{World: x.world()}); err == nil {
+		x.headBefore = w.Position
+	}
 	before, err := x.fingerprint()
 	require.NoError(t, err)
 	err = call.call()
@@ -190,10 +197,42 @@ func (r *HostileReport) drive(x *hx, ep hostileEntry, v hostileValue) {
 	}
 	after, ferr := x.fingerprint()
 	require.NoError(t, ferr)
-	if before != after {
-		r.ChangesOnRefusal++
-		t.Errorf("%s: refused (%v) but changed tables %v", key, err, changedTables(before, after))
+	if maps.Equal(before, after) {
+		return
 	}
+	if jerr := x.onlyRejectionJournaled(err, before, after); jerr == nil {
+		r.JournaledRefusals++
+		return
+	} else {
+		t.Errorf("%s: refused (%v) but changed tables %v (%v)", key, err, changedTables(before, after), jerr)
+	}
+	r.ChangesOnRefusal++
+}
+
+// onlyRejectionJournaled says whether a refusal's change is the one SPEC §4
+// asks for: an append refused for its epoch, holder or expiry is journaled
+// as append.rejected (at most once per holder per epoch). Then only the
+// journal, its head row and the rejection markers may differ, and every
+// entry of the call's world past the head it had is an append.rejected.
+func (x *hx) onlyRejectionJournaled(err error, before, after fingerprint) error {
+	var re *journal.RefusedError
+	if !errors.As(err, &re) || !re.Reason.Journaled() {
+		return fmt.Errorf("not a journaled refusal")
+	}
+	for _, tbl := range changedTables(before, after) {
+		switch tbl {
+		case "worlds", "journal_entries", "journal_rejections":
+		default:
+			return fmt.Errorf("table %s changed", tbl)
+		}
+	}
+	es := x.read(re.World)
+	for i := len(es) - 1; i >= 0 && es[i].Position > x.headBefore; i-- {
+		if es[i].Kind != journal.KindRejected {
+			return fmt.Errorf("position %d is %s, not %s", es[i].Position, es[i].Kind, journal.KindRejected)
+		}
+	}
+	return nil
 }
 
 // Disagreements lists the (entry point, value) whose outcomes differ

@@ -38,7 +38,8 @@ type hostileCall struct {
 // gets its own queue and world and no call sees another's rows.
 type hx struct {
 	*env
-	n int
+	n          int
+	headBefore int64 // the call's world's head position before the call (0: none)
 }
 
 func (x *hx) queue() string { return fmt.Sprintf("q%d", x.n) }

@@ -23,6 +23,15 @@ func worldRoundTrip(es []hostileEntry) []hostileEntry {
 	return es
 }
 
+// createFor creates the call's world held by holder when the rules let
+// it, else by "h" — so a call naming holder can be accepted for every
+// holder the store accepts, and is refused (not_holder) otherwise.
+func (x *hx) createFor(holder string) {
+	if _, err := x.d.WorldCreate(x.ctx, &driver.WorldCreateParams{World: x.world(), Home: holder, Term: term}); err != nil {
+		x.create(x.world(), "h")
+	}
+}
+
 // holderIs requires world w held by holder.
 func (x *hx) holderIs(w, holder string) error {
 	got, err := x.d.WorldGet(x.ctx, &driver.WorldGetParams{World: w})
@@ -201,6 +210,45 @@ func worldEntries() []hostileEntry {
 			var out []journal.AppendOutcome
 			return hostileCall{x.appendReq(journal.AppendRequest{Holder: "h", Epoch: 1, SeenPosition: v, Kind: "note"}, &out),
 				x.appended(x.world(), &out, func(*journal.Entry) error { return nil })}
+		}),
+		str("JournalAppend.holder", func(x *hx, v string) hostileCall {
+			x.createFor(v)
+			var out []journal.AppendOutcome
+			return hostileCall{x.appendReq(journal.AppendRequest{Holder: v, Epoch: 1, SeenPosition: 1, Kind: "note"}, &out),
+				x.appended(x.world(), &out, func(e *journal.Entry) error { return sameString("holder", e.Holder, v) })}
+		}),
+		num("JournalAppend.epoch", func(x *hx, v int64) hostileCall {
+			x.create(x.world(), "h")
+			var out []journal.AppendOutcome
+			return hostileCall{x.appendReq(journal.AppendRequest{Holder: "h", Epoch: v, SeenPosition: 1, Kind: "note"}, &out),
+				x.appended(x.world(), &out, func(e *journal.Entry) error {
+					if e.Epoch != v {
+						return fmt.Errorf("epoch %d, want %d", e.Epoch, v)
+					}
+					return nil
+				})}
+		}),
+		num("LeaseChange.handoff.epoch", func(x *hx, v int64) hostileCall {
+			x.create(x.world(), "h")
+			return hostileCall{func() error {
+				return ignore(x.change(x.world(), "handoff", func(s journal.State, now time.Time) (journal.Plan, error) {
+					return journal.PlanHandoff(s, now, "h", "g", v, term)
+				}))
+			}, func() error {
+				got := x.get(x.world())
+				if got.Epoch != v+1 || got.Holder != "g" {
+					return fmt.Errorf("epoch %d held by %q, want %d held by g", got.Epoch, got.Holder, v+1)
+				}
+				return nil
+			}}
+		}),
+		str("LeaseChange.renew.holder", func(x *hx, v string) hostileCall {
+			x.createFor(v)
+			return hostileCall{func() error {
+				return ignore(x.change(x.world(), "renew", func(s journal.State, now time.Time) (journal.Plan, error) {
+					return journal.PlanRenew(s, now, v, 1, term)
+				}))
+			}, func() error { return x.holderIs(x.world(), v) }}
 		}),
 		str("JournalAppend.kind", func(x *hx, v string) hostileCall {
 			x.create(x.world(), "h")

@@ -2,11 +2,11 @@ package drivertest
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
-// fingerprint is every row of every table of the store, in a stable order,
-// one line per table: what "a refused input changes nothing" (SPEC §5) is
+// fingerprint is every row of every table of the store, in a stable order: what "a refused input changes nothing" (SPEC §5) is
 // checked against. It reads the catalogue rather than a list of tables, so
 // a table added by a later migration is covered without touching this.
 //
@@ -14,9 +14,9 @@ import (
 // SQLite has neither, so each column is quote()d (a BLOB as X'…') and the
 // rows are concatenated. Both orders are by the rendered row, not by an
 // id, so a table without one is as stable.
-func (e *env) fingerprint() (string, error) {
+func (e *env) fingerprint() (fingerprint, error) {
 	if e.h.Query == nil {
-		return "", fmt.Errorf("the harness has no Query")
+		return nil, fmt.Errorf("the harness has no Query")
 	}
 	switch e.d.Name() {
 	case "postgres":
@@ -37,46 +37,46 @@ func (e *env) fingerprint() (string, error) {
 				return fmt.Sprintf(`SELECT count(*) || ' ' || coalesce(group_concat(r, char(10)), '') FROM (SELECT %s AS r FROM %q ORDER BY 1)`, cols, table), nil
 			})
 	}
-	return "", fmt.Errorf("no fingerprint for driver %s", e.d.Name())
+	return nil, fmt.Errorf("no fingerprint for driver %s", e.d.Name())
 }
 
-func (e *env) fingerprintWith(tablesSQL string, rowsSQL func(table string) (string, error)) (string, error) {
+func (e *env) fingerprintWith(tablesSQL string, rowsSQL func(table string) (string, error)) (fingerprint, error) {
 	var tables string
 	if err := e.h.Query(e.ctx, tablesSQL, &tables); err != nil {
-		return "", fmt.Errorf("listing tables: %w", err)
+		return nil, fmt.Errorf("listing tables: %w", err)
 	}
-	var b strings.Builder
+	fp := fingerprint{}
 	for _, table := range strings.Split(tables, ",") {
 		q, err := rowsSQL(table)
 		if err != nil {
-			return "", fmt.Errorf("columns of %s: %w", table, err)
+			return nil, fmt.Errorf("columns of %s: %w", table, err)
 		}
 		var rows string
 		if err := e.h.Query(e.ctx, q, &rows); err != nil {
-			return "", fmt.Errorf("rows of %s: %w", table, err)
+			return nil, fmt.Errorf("rows of %s: %w", table, err)
 		}
-		fmt.Fprintf(&b, "%s: %s\n", table, rows)
+		fp[table] = rows
 	}
-	return b.String(), nil
+	return fp, nil
 }
 
-// changedTables names the tables whose line differs between two
-// fingerprints.
-func changedTables(before, after string) []string {
-	b, a := strings.Split(before, "\n"), strings.Split(after, "\n")
+// fingerprint maps each table of a store to its rows, rendered.
+type fingerprint map[string]string
+
+// changedTables names, sorted, the tables whose rows differ between two
+// fingerprints (or that only one has).
+func changedTables(before, after fingerprint) []string {
 	var out []string
-	for i := range max(len(a), len(b)) {
-		var x, y string
-		if i < len(b) {
-			x = b[i]
-		}
-		if i < len(a) {
-			y = a[i]
-		}
-		if x != y {
-			name, _, _ := strings.Cut(x+y, ":")
-			out = append(out, name)
+	for t, rows := range before {
+		if a, ok := after[t]; !ok || a != rows {
+			out = append(out, t)
 		}
 	}
+	for t := range after {
+		if _, ok := before[t]; !ok {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
