@@ -71,6 +71,7 @@ func PrepareImport(p *JournalImportParams) (*Import, error) {
 	if err := journal.ValidateTerm(imp.DefaultTerm); err != nil {
 		return nil, err
 	}
+	imp.DefaultTerm = journal.NormalizeTerm(imp.DefaultTerm) // as WorldCreate keeps it
 	return imp, nil
 }
 

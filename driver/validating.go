@@ -50,7 +50,7 @@ func normalizedCall[P interface{ normalized() (P, error) }, R any](ctx context.C
 type validating struct{ Driver }
 
 func (v validating) WorldCreate(ctx context.Context, p *WorldCreateParams) (*World, error) {
-	return checked(ctx, p, v.Driver.WorldCreate)
+	return normalizedCall(ctx, p, v.Driver.WorldCreate)
 }
 
 func (v validating) WorldGet(ctx context.Context, p *WorldGetParams) (*World, error) {

@@ -8,23 +8,29 @@ import (
 	"github.com/leasehold/leasehold/lease"
 )
 
-// TestTermIsWholeMilliseconds (issue 17, found by the hostile-input suite):
-// a term finer than a millisecond was accepted, journaled as term_ms
-// rounded up and kept in the head row cut to microseconds — 1ns read back
-// as a default term of 0. Such a term is now refused by every plan.
-func TestTermIsWholeMilliseconds(t *testing.T) {
+// TestTermIsKeptInWholeMilliseconds (issue 17, found by the hostile-input
+// suite): a term finer than a millisecond was journaled as term_ms rounded
+// up but kept as a default term cut to microseconds — 1ns read back as 0.
+// NormalizeTerm is the one form: whole milliseconds, rounded up, so the
+// journal and the head row agree.
+func TestTermIsKeptInWholeMilliseconds(t *testing.T) {
 	t.Parallel()
-	for _, d := range []time.Duration{time.Nanosecond, 1500 * time.Nanosecond, time.Millisecond + time.Microsecond} {
-		if err := ValidateTerm(d); !errors.Is(err, lease.ErrInvalid) {
-			t.Errorf("ValidateTerm(%s) = %v, want ErrInvalid", d, err)
+	for d, want := range map[time.Duration]time.Duration{
+		time.Nanosecond:                     time.Millisecond,
+		1500 * time.Nanosecond:              time.Millisecond,
+		time.Millisecond:                    time.Millisecond,
+		time.Millisecond + time.Microsecond: 2 * time.Millisecond,
+		MaxTerm:                             MaxTerm,
+	} {
+		if got := NormalizeTerm(d); got != want {
+			t.Errorf("NormalizeTerm(%s) = %s, want %s", d, got, want)
 		}
-		if _, err := PlanCreate("w", "h", d, time.Unix(0, 0)); !errors.Is(err, lease.ErrInvalid) {
-			t.Errorf("PlanCreate with term %s = %v, want ErrInvalid", d, err)
+		p, err := PlanCreate("w", "h", d, time.Unix(0, 0))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, d := range []time.Duration{time.Millisecond, 1500 * time.Millisecond, MaxTerm} {
-		if err := ValidateTerm(d); err != nil {
-			t.Errorf("ValidateTerm(%s) = %v", d, err)
+		if got := p.After.Term; got != want {
+			t.Errorf("PlanCreate with term %s journals %s, want %s", d, got, want)
 		}
 	}
 }

@@ -101,20 +101,23 @@ func (b *builder) done() Plan {
 // MaxTerm bounds a lease term.
 const MaxTerm = 24 * time.Hour
 
-// ValidateTerm checks a lease term: positive, at most MaxTerm, and a
-// whole number of milliseconds. The grant and renewal payloads carry the
-// term in milliseconds (term_ms) and the head row in microseconds, so a
-// finer term could not read back as given: 1ns was accepted, journaled as
-// 1 ms and kept as a default term of 0 — a world whose sweep could never
-// re-grant it, and an import of it refused.
+// ValidateTerm checks a lease term: positive and at most MaxTerm.
 func ValidateTerm(term time.Duration) error {
 	if term <= 0 || term > MaxTerm {
 		return invalid("term", "%s must be positive and at most %s", term, MaxTerm)
 	}
-	if term%time.Millisecond != 0 {
-		return invalid("term", "%s is not a whole number of milliseconds (terms are journaled in milliseconds)", term)
-	}
 	return nil
+}
+
+// NormalizeTerm is the form a term is kept in: whole milliseconds,
+// rounded up (never shortened), as the grant, renewal and handoff
+// payloads journal it (term_ms). A world's default term is stored in this
+// form too, so the head row says what its journal says: a term of 1ns
+// was journaled as 1 ms but kept as a default term cut to microseconds,
+// 0 — a world the sweep could never re-grant, and whose export no import
+// would take.
+func NormalizeTerm(term time.Duration) time.Duration {
+	return time.Duration(termMS(term)) * time.Millisecond
 }
 
 func validTerm(term time.Duration) error { return ValidateTerm(term) }

@@ -23,6 +23,16 @@ func worldRoundTrip(es []hostileEntry) []hostileEntry {
 	return es
 }
 
+// wholeMS is the documented form of a world's term: whole milliseconds,
+// rounded up, as the journal carries it (term_ms) — computed here, not
+// with the library's journal.NormalizeTerm.
+func wholeMS(d time.Duration) time.Duration {
+	if r := d % time.Millisecond; r > 0 {
+		return d - r + time.Millisecond
+	}
+	return d
+}
+
 // createFor creates the call's world held by holder when the rules let
 // it, else by "h" — so a call naming holder can be accepted for every
 // holder the store accepts, and is refused (not_holder) otherwise.
@@ -166,7 +176,7 @@ func worldEntries() []hostileEntry {
 					return journal.PlanRenew(s, now, "h", 1, v)
 				}))
 			}, func() error {
-				return sameTime("expires_at", x.get(x.world()).ExpiresAt, StartTime.Add(v))
+				return sameTime("expires_at", x.get(x.world()).ExpiresAt, StartTime.Add(wholeMS(v)))
 			}}
 		}),
 		dur("WorldCreate.term", func(x *hx, v time.Duration) hostileCall {
@@ -174,10 +184,10 @@ func worldEntries() []hostileEntry {
 				return ignore(d(x).WorldCreate(x.ctx, &driver.WorldCreateParams{World: x.world(), Home: "h", Term: v}))
 			}, func() error {
 				got := x.get(x.world())
-				if got.DefaultTerm != v {
-					return fmt.Errorf("default term reads back %s, want %s", got.DefaultTerm, v)
+				if want := wholeMS(v); got.DefaultTerm != want {
+					return fmt.Errorf("default term reads back %s, want %s", got.DefaultTerm, want)
 				}
-				return sameTime("expires_at", got.ExpiresAt, StartTime.Add(v))
+				return sameTime("expires_at", got.ExpiresAt, StartTime.Add(wholeMS(v)))
 			}}
 		}),
 		num("WorldList.limit", func(x *hx, v int64) hostileCall {
@@ -295,7 +305,7 @@ func worldEntries() []hostileEntry {
 				if err != nil {
 					return err
 				}
-				want := v
+				want := wholeMS(v)
 				if v == 0 {
 					want = term // documented: 0 means the first grant's term
 				}

@@ -115,8 +115,8 @@ func TestConcurrentSweepersSweepEveryExpiredWorld(t *testing.T) {
 
 // unsweepable sets the default term of worlds to 0, reaching under the
 // driver: a head row the sweep cannot plan a grant from. The API no longer
-// makes one (a term is a whole number of milliseconds, journal.ValidateTerm);
-// a store written before that rule can still hold one.
+// makes one (a default term is kept in whole milliseconds, rounded up:
+// journal.NormalizeTerm); a store written before can still hold one.
 func unsweepable(t *testing.T, d driver.Driver, like string) {
 	q := "UPDATE worlds SET default_term_us = 0 WHERE id LIKE '" + like + "'"
 	var err error
