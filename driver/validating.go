@@ -229,8 +229,9 @@ func (v validating) RunTx(ctx context.Context, p *RunTxParams, fn func(tx any) e
 	if fn == nil {
 		return nil, &journal.InputError{Field: "fn", Problem: "a transactional effect needs a function"}
 	}
-	r, err := v.Driver.RunTx(ctx, n, fn)
-	return r, v.typed(err)
+	// Not typed: fn runs the caller's own SQL, whose missing table is
+	// theirs, not a schema `leasehold migrate` would create.
+	return v.Driver.RunTx(ctx, n, fn)
 }
 
 func (v validating) RunEventAppend(ctx context.Context, p *RunEventAppendParams) (*RunEventAppendResult, error) {
