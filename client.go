@@ -68,6 +68,12 @@ func NewClient(ctx context.Context, d Driver, cfg Config) (*Client, error) {
 			d.Close()
 			return nil, err
 		}
+	} else if err := d.SchemaCheck(ctx); err != nil {
+		// Refused here, typed (ErrNotMigrated, ErrSchemaTooNew), rather
+		// than as a raw "no such table" / SQLSTATE 42P01 from the first
+		// call.
+		d.Close()
+		return nil, err
 	}
 	return c, nil
 }

@@ -35,6 +35,9 @@ var (
 	ErrLeaseHeld = lease.ErrLeaseHeld
 	// ErrSchemaTooNew: a newer binary migrated the store.
 	ErrSchemaTooNew = lease.ErrSchemaTooNew
+	// ErrNotMigrated: Config.SkipMigrate was set and the store's schema is
+	// missing or behind: run `leasehold migrate` (or Client.Migrate).
+	ErrNotMigrated = lease.ErrNotMigrated
 	// ErrCorrupt: journal data failed verification (hash chain, encoding, a
 	// torn line or tail, a write under a non-current epoch).
 	ErrCorrupt = lease.ErrCorrupt

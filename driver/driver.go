@@ -20,6 +20,7 @@ var (
 	ErrSeenBehind   = lease.ErrSeenBehind
 	ErrLeaseHeld    = lease.ErrLeaseHeld
 	ErrSchemaTooNew = lease.ErrSchemaTooNew
+	ErrNotMigrated  = lease.ErrNotMigrated
 	ErrCorrupt      = lease.ErrCorrupt
 )
 
@@ -39,6 +40,12 @@ type Driver interface {
 	// several processes at once. It refuses, with ErrSchemaTooNew, a schema
 	// that a newer binary migrated.
 	Migrate(ctx context.Context) (MigrateResult, error)
+	// SchemaCheck writes nothing and says whether the schema is current:
+	// nil if every embedded migration is applied, ErrNotMigrated if the
+	// store was never migrated or some are pending, ErrSchemaTooNew if a
+	// newer binary migrated it. A client that skips Migrate calls it at
+	// open, so a call never fails on a missing table instead.
+	SchemaCheck(ctx context.Context) error
 	// StoreNow reads the store's clock: the one clock every lease expiry is
 	// computed and compared on.
 	StoreNow(ctx context.Context) (time.Time, error)

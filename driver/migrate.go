@@ -41,6 +41,10 @@ type MigrationDialect struct {
 	// RecordVersion inserts one row into it; its arguments are the
 	// version, the file name and AppliedAt().
 	RecordVersion string
+	// HasVersionTable is a one-row query answering 1 when
+	// leasehold_migrations exists in the store's schema, else 0
+	// (SchemaCheck must not create it).
+	HasVersionTable string
 	// AppliedAt is the last argument of RecordVersion: the store time (or
 	// the dialect's placeholder for it).
 	AppliedAt func() any
@@ -94,6 +98,41 @@ func RunMigrations(ctx context.Context, d MigrationDialect) (MigrateResult, erro
 	}
 	res.Version = current
 	return res, nil
+}
+
+// CheckMigrations is SchemaCheck for a dialect: it reads the version
+// table, under the migration lock so a migrator running now is waited
+// for, and writes nothing. ErrNotMigrated when the table is missing or
+// behind the highest embedded migration, ErrSchemaTooNew when past it.
+func CheckMigrations(ctx context.Context, d MigrationDialect) error {
+	ms, err := LoadMigrations(d.Files, "migrations")
+	if err != nil {
+		return err
+	}
+	latest := ms[len(ms)-1].Version
+	tx, err := d.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: schema check: %w", d.Name, err)
+	}
+	defer tx.End(ctx)
+	has, err := tx.QueryInt(ctx, d.HasVersionTable)
+	if err != nil {
+		return fmt.Errorf("%s: schema check: %w", d.Name, err)
+	}
+	if has == 0 {
+		return fmt.Errorf("%s: the store has no leasehold schema (never migrated; this binary knows version %d): %w", d.Name, latest, ErrNotMigrated)
+	}
+	current, err := tx.QueryInt(ctx, `SELECT coalesce(max(version), 0) FROM leasehold_migrations`)
+	if err != nil {
+		return fmt.Errorf("%s: schema check: %w", d.Name, err)
+	}
+	switch {
+	case current > latest:
+		return fmt.Errorf("%s: schema version %d, this binary knows up to %d: upgrade the binary: %w", d.Name, current, latest, ErrSchemaTooNew)
+	case current < latest:
+		return fmt.Errorf("%s: schema version %d, this binary needs %d: %w", d.Name, current, latest, ErrNotMigrated)
+	}
+	return nil
 }
 
 // SQLMigrationTx is a database/sql transaction as a MigrationTx, for

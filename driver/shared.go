@@ -33,6 +33,13 @@ func PrepareImport(p *JournalImportParams) (*Import, error) {
 	var rs []Rejection
 	for i := range p.Entries {
 		e := &p.Entries[i]
+		// A store time finer than the store keeps would be stored cut and
+		// read back as another time than the journal given (both stores
+		// keep microseconds), so it is refused, not rounded.
+		if !e.StoreTime.Equal(journal.NormalizeTime(e.StoreTime)) {
+			return nil, &journal.InputError{Field: "entries", Problem: fmt.Sprintf(
+				"position %d: store time %s is finer than the store's resolution of %s", e.Position, e.StoreTime.Format(time.RFC3339Nano), journal.StoreTimeResolution)}
+		}
 		if err := a.Add(e); err != nil {
 			return nil, fmt.Errorf("import of world %q refused: %w", e.World, err)
 		}
@@ -64,6 +71,7 @@ func PrepareImport(p *JournalImportParams) (*Import, error) {
 	if err := journal.ValidateTerm(imp.DefaultTerm); err != nil {
 		return nil, err
 	}
+	imp.DefaultTerm = journal.NormalizeTerm(imp.DefaultTerm) // as WorldCreate keeps it
 	return imp, nil
 }
 

@@ -161,6 +161,18 @@ func (p *WorldCreateParams) Validate() error {
 	return err
 }
 
+// normalized returns a copy whose term is in the form the journal keeps
+// (journal.NormalizeTerm: whole milliseconds, rounded up), so the default
+// term stored with the head row is the term its first grant journals.
+func (p *WorldCreateParams) normalized() (*WorldCreateParams, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Term = journal.NormalizeTerm(p.Term)
+	return &q, nil
+}
+
 // Validate checks the world id: a read of an id no world can have is
 // refused alike on every store (Postgres would otherwise answer a raw
 // encoding error where SQLite says not found).

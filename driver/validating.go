@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/leasehold/leasehold/journal"
 )
@@ -45,28 +47,57 @@ func normalizedCall[P interface{ normalized() (P, error) }, R any](ctx context.C
 	return call(ctx, n)
 }
 
+// SchemaErrors is implemented by a store that can tell an error caused by
+// a missing or older schema (SQLite's "no such table", Postgres's SQLSTATE
+// 42P01 and 42883) from others. Validating then answers such an error with
+// ErrNotMigrated, so a driver used on a store nobody migrated fails typed
+// on every call, not only where a client checks at open (SchemaCheck).
+type SchemaErrors interface {
+	MissingSchema(err error) bool
+}
+
+// typed maps an error of a missing schema to ErrNotMigrated (keeping the
+// store's own error in the chain, for its detail).
+func (v validating) typed(err error) error {
+	if err == nil || errors.Is(err, ErrNotMigrated) {
+		return err
+	}
+	if c, ok := v.Driver.(SchemaErrors); ok && c.MissingSchema(err) {
+		return fmt.Errorf("%w: %w", ErrNotMigrated, err)
+	}
+	return err
+}
+
+// typed wraps call so that its error goes through v.typed.
+func typed[P, R any](v validating, call func(context.Context, P) (R, error)) func(context.Context, P) (R, error) {
+	return func(ctx context.Context, p P) (R, error) {
+		r, err := call(ctx, p)
+		return r, v.typed(err)
+	}
+}
+
 // validating applies the rules; the methods it does not define (Name,
 // Settings, Migrate, StoreNow, Close) take no input and pass through.
 type validating struct{ Driver }
 
 func (v validating) WorldCreate(ctx context.Context, p *WorldCreateParams) (*World, error) {
-	return checked(ctx, p, v.Driver.WorldCreate)
+	return normalizedCall(ctx, p, typed(v, v.Driver.WorldCreate))
 }
 
 func (v validating) WorldGet(ctx context.Context, p *WorldGetParams) (*World, error) {
-	return checked(ctx, p, v.Driver.WorldGet)
+	return checked(ctx, p, typed(v, v.Driver.WorldGet))
 }
 
 func (v validating) WorldList(ctx context.Context, p *WorldListParams) ([]*World, error) {
-	return normalizedCall(ctx, p, v.Driver.WorldList)
+	return normalizedCall(ctx, p, typed(v, v.Driver.WorldList))
 }
 
 func (v validating) LeaseChange(ctx context.Context, p *LeaseChangeParams) (*World, error) {
-	return checked(ctx, p, v.Driver.LeaseChange)
+	return checked(ctx, p, typed(v, v.Driver.LeaseChange))
 }
 
 func (v validating) LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([]ExpiredWorld, error) {
-	return normalizedCall(ctx, p, v.Driver.LeaseScanExpired)
+	return normalizedCall(ctx, p, typed(v, v.Driver.LeaseScanExpired))
 }
 
 // JournalAppend refuses a bad request in its own outcome, never its
@@ -85,7 +116,7 @@ func (v validating) JournalAppend(ctx context.Context, p *JournalAppendParams) (
 	}
 	got, err := v.Driver.JournalAppend(ctx, valid)
 	if err != nil {
-		return nil, err
+		return nil, v.typed(err)
 	}
 	for k, o := range got {
 		out[idx[k]] = o
@@ -94,11 +125,11 @@ func (v validating) JournalAppend(ctx context.Context, p *JournalAppendParams) (
 }
 
 func (v validating) JournalRead(ctx context.Context, p *JournalReadParams) ([]journal.Entry, error) {
-	return normalizedCall(ctx, p, v.Driver.JournalRead)
+	return normalizedCall(ctx, p, typed(v, v.Driver.JournalRead))
 }
 
 func (v validating) JournalImport(ctx context.Context, p *JournalImportParams) (*World, error) {
-	return checked(ctx, p, v.Driver.JournalImport)
+	return checked(ctx, p, typed(v, v.Driver.JournalImport))
 }
 
 // RunEnqueue answers an empty batch itself, the same on every store.
@@ -114,19 +145,19 @@ func (v validating) RunEnqueue(ctx context.Context, p *RunEnqueueParams) ([]RunE
 	if len(n.Runs) == 0 {
 		return []RunEnqueued{}, nil
 	}
-	return v.Driver.RunEnqueue(ctx, n)
+	return typed(v, v.Driver.RunEnqueue)(ctx, n)
 }
 
 func (v validating) RunGet(ctx context.Context, p *RunGetParams) (*Run, error) {
-	return checked(ctx, p, v.Driver.RunGet)
+	return checked(ctx, p, typed(v, v.Driver.RunGet))
 }
 
 func (v validating) RunClaim(ctx context.Context, p *RunClaimParams) ([]*Run, error) {
-	return checked(ctx, p, v.Driver.RunClaim)
+	return checked(ctx, p, typed(v, v.Driver.RunClaim))
 }
 
 func (v validating) RunRenew(ctx context.Context, p *RunRenewParams) (*Run, error) {
-	return checked(ctx, p, v.Driver.RunRenew)
+	return checked(ctx, p, typed(v, v.Driver.RunRenew))
 }
 
 func (v validating) RunRenewMany(ctx context.Context, p *RunRenewManyParams) (*RunRenewManyResult, error) {
@@ -136,11 +167,11 @@ func (v validating) RunRenewMany(ctx context.Context, p *RunRenewManyParams) (*R
 	if len(p.Runs) == 0 {
 		return &RunRenewManyResult{}, nil
 	}
-	return v.Driver.RunRenewMany(ctx, p)
+	return typed(v, v.Driver.RunRenewMany)(ctx, p)
 }
 
 func (v validating) RunComplete(ctx context.Context, p *RunCompleteParams) (*Run, error) {
-	return normalizedCall(ctx, p, v.Driver.RunComplete)
+	return normalizedCall(ctx, p, typed(v, v.Driver.RunComplete))
 }
 
 func (v validating) RunCompleteMany(ctx context.Context, p *RunCompleteManyParams) (*RunCompleteManyResult, error) {
@@ -151,43 +182,43 @@ func (v validating) RunCompleteMany(ctx context.Context, p *RunCompleteManyParam
 	if len(n.Runs) == 0 {
 		return &RunCompleteManyResult{}, nil
 	}
-	return v.Driver.RunCompleteMany(ctx, n)
+	return typed(v, v.Driver.RunCompleteMany)(ctx, n)
 }
 
 func (v validating) RunFail(ctx context.Context, p *RunFailParams) (*Run, error) {
-	return checked(ctx, p, v.Driver.RunFail)
+	return checked(ctx, p, typed(v, v.Driver.RunFail))
 }
 
 func (v validating) RunBlock(ctx context.Context, p *RunBlockParams) (*Run, error) {
-	return checked(ctx, p, v.Driver.RunBlock)
+	return checked(ctx, p, typed(v, v.Driver.RunBlock))
 }
 
 func (v validating) RunUnblock(ctx context.Context, p *RunUnblockParams) (*Run, error) {
-	return checked(ctx, p, v.Driver.RunUnblock)
+	return checked(ctx, p, typed(v, v.Driver.RunUnblock))
 }
 
 func (v validating) RunCancel(ctx context.Context, p *RunCancelParams) (*Run, error) {
-	return checked(ctx, p, v.Driver.RunCancel)
+	return checked(ctx, p, typed(v, v.Driver.RunCancel))
 }
 
 func (v validating) RunReclaim(ctx context.Context, p *RunReclaimParams) (*RunReclaimResult, error) {
-	return normalizedCall(ctx, p, v.Driver.RunReclaim)
+	return normalizedCall(ctx, p, typed(v, v.Driver.RunReclaim))
 }
 
 func (v validating) RunEffectBegin(ctx context.Context, p *RunEffectParams) (*Effect, error) {
-	return checked(ctx, p, v.Driver.RunEffectBegin)
+	return checked(ctx, p, typed(v, v.Driver.RunEffectBegin))
 }
 
 func (v validating) RunEffectCommit(ctx context.Context, p *RunEffectCommitParams) (*Effect, error) {
-	return normalizedCall(ctx, p, v.Driver.RunEffectCommit)
+	return normalizedCall(ctx, p, typed(v, v.Driver.RunEffectCommit))
 }
 
 func (v validating) RunEffectResolve(ctx context.Context, p *RunEffectResolveParams) (*Effect, error) {
-	return normalizedCall(ctx, p, v.Driver.RunEffectResolve)
+	return normalizedCall(ctx, p, typed(v, v.Driver.RunEffectResolve))
 }
 
 func (v validating) RunEffectList(ctx context.Context, p *RunEffectListParams) ([]*Effect, error) {
-	return checked(ctx, p, v.Driver.RunEffectList)
+	return checked(ctx, p, typed(v, v.Driver.RunEffectList))
 }
 
 func (v validating) RunTx(ctx context.Context, p *RunTxParams, fn func(tx any) error) (*RunTxResult, error) {
@@ -198,6 +229,8 @@ func (v validating) RunTx(ctx context.Context, p *RunTxParams, fn func(tx any) e
 	if fn == nil {
 		return nil, &journal.InputError{Field: "fn", Problem: "a transactional effect needs a function"}
 	}
+	// Not typed: fn runs the caller's own SQL, whose missing table is
+	// theirs, not a schema `leasehold migrate` would create.
 	return v.Driver.RunTx(ctx, n, fn)
 }
 
@@ -209,9 +242,9 @@ func (v validating) RunEventAppend(ctx context.Context, p *RunEventAppendParams)
 	if len(n.Events) == 0 {
 		return &RunEventAppendResult{}, nil
 	}
-	return v.Driver.RunEventAppend(ctx, n)
+	return typed(v, v.Driver.RunEventAppend)(ctx, n)
 }
 
 func (v validating) RunEventList(ctx context.Context, p *RunEventListParams) ([]*RunEvent, error) {
-	return normalizedCall(ctx, p, v.Driver.RunEventList)
+	return normalizedCall(ctx, p, typed(v, v.Driver.RunEventList))
 }

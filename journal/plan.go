@@ -109,6 +109,17 @@ func ValidateTerm(term time.Duration) error {
 	return nil
 }
 
+// NormalizeTerm is the form a term is kept in: whole milliseconds,
+// rounded up (never shortened), as the grant, renewal and handoff
+// payloads journal it (term_ms). A world's default term is stored in this
+// form too, so the head row says what its journal says: a term of 1ns
+// was journaled as 1 ms but kept as a default term cut to microseconds,
+// 0 — a world the sweep could never re-grant, and whose export no import
+// would take.
+func NormalizeTerm(term time.Duration) time.Duration {
+	return time.Duration(termMS(term)) * time.Millisecond
+}
+
 func validTerm(term time.Duration) error { return ValidateTerm(term) }
 
 // PlanCreate plans a new world whose first entry grants epoch 1 to home.

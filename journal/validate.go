@@ -152,7 +152,10 @@ func controlOrBidi(c rune) bool {
 // exports, audits and imports. Compact form is what makes the JSONL export byte-exact,
 // so a payload's hash survives export and import.
 func NormalizePayload(p []byte) ([]byte, error) {
-	if len(bytes.TrimSpace(p)) == 0 {
+	// JSON's own whitespace only (RFC 8259 §2): bytes.TrimSpace also trims
+	// Unicode spaces, and so took a payload of a lone U+00A0 or U+0085 —
+	// not JSON — for an empty one and stored it as null.
+	if len(bytes.Trim(p, " \t\r\n")) == 0 {
 		return []byte("null"), nil
 	}
 	if len(p) > MaxPayloadRawBytes { // refuse before spending work on it

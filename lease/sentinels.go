@@ -42,6 +42,12 @@ var (
 	// this binary refuses to run against it rather than guess.
 	ErrSchemaTooNew = errors.New("leasehold: database schema is newer than this binary")
 
+	// ErrNotMigrated: the store's schema is missing or behind this binary
+	// and migrations were skipped (Config.SkipMigrate, the CLI's read-only
+	// commands). Refused at open, so no call fails later on a missing
+	// table.
+	ErrNotMigrated = errors.New("leasehold: store not migrated: run `leasehold migrate`")
+
 	// ErrCorrupt: stored or imported journal data fails verification (hash
 	// chain, encoding, a torn line, a write under a non-current epoch).
 	ErrCorrupt = errors.New("leasehold: journal verification failed")

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/leasehold/leasehold"
 )
 
 func runMigrate(ctx context.Context, args []string, out io.Writer) error {
@@ -15,12 +13,15 @@ func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	c, err := openClient(ctx, fs.Lookup("db").Value.String(), leasehold.Config{SkipMigrate: true})
+	// The driver alone: a client with SkipMigrate refuses the very store
+	// this command is for (ErrNotMigrated), and one without would migrate
+	// before it could report what it applied.
+	d, err := openDriver(ctx, fs.Lookup("db").Value.String())
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	res, err := c.Migrate(ctx)
+	defer d.Close()
+	res, err := d.Migrate(ctx)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/doctor"
@@ -41,13 +40,14 @@ func runDoctor(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	// The doctor only reads the store's clock: it needs no schema, so it
-	// does not migrate (and works on a store another version migrated).
-	c, err := openClient(ctx, fs.Lookup("db").Value.String(), leasehold.Config{SkipMigrate: true})
+	// opens the driver alone — no client, which would refuse a store not
+	// migrated (ErrNotMigrated) or migrated by another version — and works
+	// on either.
+	d, err := openDriver(ctx, fs.Lookup("db").Value.String())
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	d := c.Driver()
+	defer d.Close()
 
 	fmt.Fprintf(out, "store:      %s; sampling %d probes %s apart; timing %s (T_lease %s, S %s)\n",
 		d.Name(), *samples, *every, *timingName, t.Lease, t.Skew)

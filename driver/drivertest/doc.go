@@ -6,6 +6,15 @@
 // each driver's BenchmarkX calls, so the stores are measured on the same
 // work.
 //
+// SPEC §5's bad-input contract is one case, HostileInputContract
+// (cases_hostile.go, hostile_*.go): the corpus of internal/hostile is
+// driven into every entry point that takes a value of its kind, and each
+// call must be refused with an error matching one exported sentinel and
+// no row changed (a store fingerprint before and after), or accepted and
+// read back byte-identical, with every world surviving export → audit →
+// import. Hostile returns the outcome of each call, so a test holding both
+// stores can require they agree (crossstore_test.go).
+//
 // It depends on package driver and the pure core (journal, runs, lease)
 // only, never on the layers above (world, scheduler): what the world
 // package builds on a driver — the expiry sweep's loop, say — is tested in

@@ -63,6 +63,9 @@ type env struct {
 	h   *Harness
 	d   driver.Driver
 	ctx context.Context
+	// fpQuery is the store fingerprint's query (hostile_fingerprint.go),
+	// built from the catalogue on first use.
+	fpQuery string
 }
 
 func newEnv(t *testing.T, f Factory) *env {

@@ -38,3 +38,19 @@ func isServerTimeout(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "55P03" || pe.Code == "57014")
 }
+
+// MissingSchema implements driver.SchemaErrors: an undefined table,
+// column or function (SQLSTATE 42P01, 42703, 42883) is a schema nobody
+// migrated, or an older binary did — every one the driver names is made
+// by its migrations.
+func (d *store) MissingSchema(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "42P01", "42703", "42883":
+		return true
+	}
+	return false
+}

@@ -23,7 +23,18 @@ const migrateLock = `SELECT pg_advisory_xact_lock(hashtextextended('leasehold.mi
 // All pending migrations run in one transaction (Postgres DDL is
 // transactional) under migrateLock: either all of them apply or none does.
 func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
-	return driver.RunMigrations(ctx, driver.MigrationDialect{
+	return driver.RunMigrations(ctx, d.migrationDialect())
+}
+
+// SchemaCheck implements driver.Driver: it reads the version table under
+// migrateLock, so a migrator running now is waited for, and writes
+// nothing.
+func (d *store) SchemaCheck(ctx context.Context) error {
+	return driver.CheckMigrations(ctx, d.migrationDialect())
+}
+
+func (d *store) migrationDialect() driver.MigrationDialect {
+	return driver.MigrationDialect{
 		Name:  "postgres",
 		Files: migrationFS,
 		Begin: func(ctx context.Context) (driver.MigrationTx, error) {
@@ -49,8 +60,11 @@ func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 			applied_at timestamptz NOT NULL)`,
 		RecordVersion: `INSERT INTO leasehold_migrations (version, name, applied_at)
 			VALUES ($1, $2, coalesce($3::timestamptz, clock_timestamp()))`,
-		AppliedAt: func() any { return d.fakeNow() },
-	})
+		// to_regclass resolves the name on the search path: the driver's
+		// schema, as every other query does.
+		HasVersionTable: `SELECT (to_regclass('leasehold_migrations') IS NOT NULL)::int`,
+		AppliedAt:       func() any { return d.fakeNow() },
+	}
 }
 
 // pgMigrationTx is a pgx.Tx on its pooled connection as a

@@ -149,9 +149,9 @@ func openPools(ctx context.Context, cfg Config, tweak func(*pgxpool.Config)) (*s
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	base, err := pgxpool.ParseConfig(cfg.URL)
+	base, err := parseURL(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: parsing Config.URL: %w", err)
+		return nil, err
 	}
 	// Durability is part of the contract (SPEC §1): every session commits
 	// synchronously whatever the server or role default says.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -20,4 +21,16 @@ func isUniqueViolation(err error) bool {
 		}
 	}
 	return false
+}
+
+// MissingSchema implements driver.SchemaErrors: "no such table" (or a
+// column a later migration adds) is a store nobody migrated, or migrated
+// by an older binary.
+func (d *store) MissingSchema(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) || se.Code() != sqlite3.SQLITE_ERROR {
+		return false
+	}
+	msg := se.Error()
+	return strings.Contains(msg, "no such table") || strings.Contains(msg, "no such column")
 }

@@ -15,7 +15,17 @@ var migrationFS embed.FS
 // is transactional), so two processes migrating at once serialize on the
 // writer lock and the second finds nothing to do.
 func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
-	return driver.RunMigrations(ctx, driver.MigrationDialect{
+	return driver.RunMigrations(ctx, d.migrationDialect())
+}
+
+// SchemaCheck implements driver.Driver: it reads the version table under
+// the same writer lock Migrate takes, and writes nothing.
+func (d *store) SchemaCheck(ctx context.Context) error {
+	return driver.CheckMigrations(ctx, d.migrationDialect())
+}
+
+func (d *store) migrationDialect() driver.MigrationDialect {
+	return driver.MigrationDialect{
 		Name:  "sqlite",
 		Files: migrationFS,
 		Begin: func(ctx context.Context) (driver.MigrationTx, error) {
@@ -27,7 +37,8 @@ func (d *store) Migrate(ctx context.Context) (driver.MigrateResult, error) {
 		},
 		CreateVersionTable: `CREATE TABLE IF NOT EXISTS leasehold_migrations (
 			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,
-		RecordVersion: `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		AppliedAt:     func() any { return d.clock.Now().UnixMicro() },
-	})
+		RecordVersion:   `INSERT INTO leasehold_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		HasVersionTable: `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'leasehold_migrations'`,
+		AppliedAt:       func() any { return d.clock.Now().UnixMicro() },
+	}
 }

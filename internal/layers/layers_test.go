@@ -87,7 +87,8 @@ var rules = map[string]rule{
 		"internal/bugs"}), outside: []string{"github.com/anishathalye/porcupine"}},
 	// drivertest → world is the one crossing left: its sweep case drives
 	// world.Sweeper; the thin-drivers change moves the sweep loop and drops it.
-	"driver/drivertest":   {layer: "conformance suite", inside: join(driverAPI, []string{"world"}), outside: []string{"github.com/stretchr/testify", "github.com/jackc/pgx/v5"}},
+	"driver/drivertest":   {layer: "conformance suite", inside: join(driverAPI, []string{"world", "internal/hostile"}), outside: []string{"github.com/stretchr/testify", "github.com/jackc/pgx/v5"}},
+	"internal/hostile":    {layer: "test infrastructure", inside: pureCore},
 	"internal/testdb":     {layer: "test infrastructure", outside: []string{"github.com/jackc/pgx/v5"}},
 	"internal/pgcluster":  {layer: "test infrastructure"},
 	"internal/faultproxy": {layer: "test infrastructure"},

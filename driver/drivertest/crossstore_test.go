@@ -1,0 +1,86 @@
+package drivertest_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/driver/drivertest"
+	"github.com/leasehold/leasehold/driver/postgres"
+	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/testdb"
+)
+
+// TestHostileOutcomesAgreeAcrossStores is SPEC §5's differential test:
+// the hostile corpus, driven through every entry point on SQLite and on
+// Postgres by the one function of the conformance suite, must get the same
+// typed outcome from both, call for call. With CI=true an unreachable
+// Postgres fails it (internal/testdb), never skips it.
+func TestHostileOutcomesAgreeAcrossStores(t *testing.T) {
+	t.Parallel()
+	var reps []*drivertest.HostileReport
+	for _, f := range []drivertest.Factory{sqliteHarness, postgresHarness} {
+		rep := drivertest.Hostile(t, f)
+		t.Log(rep.Line())
+		reps = append(reps, rep)
+	}
+	diff := drivertest.Disagreements(reps[0], reps[1])
+	t.Logf("hostile: %d calls on each store, disagreements=%d", reps[0].Calls, len(diff))
+	require.Equal(t, reps[0].Calls, reps[1].Calls)
+	require.Empty(t, diff, "the stores answer the same input differently")
+}
+
+func sqliteHarness(t *testing.T) *drivertest.Harness {
+	ctx := context.Background()
+	fake := clock.NewFake(drivertest.StartTime)
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "lh.db"), Clock: fake})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	_, err = d.Migrate(ctx)
+	require.NoError(t, err)
+	return &drivertest.Harness{Driver: d, Clock: fake,
+		Query: func(ctx context.Context, q string, dest ...any) error { return sqlite.QueryForTest(ctx, d, q, dest...) },
+		OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
+			path := filepath.Join(t.TempDir(), "empty.db")
+			return func(ctx context.Context) (driver.Driver, error) { return sqlite.Open(ctx, sqlite.Config{Path: path}) }
+		}}
+}
+
+func postgresHarness(t *testing.T) *drivertest.Harness {
+	ctx := context.Background()
+	fake := clock.NewFake(drivertest.StartTime)
+	url, schema := testdb.Schema(t)
+	d, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: schema, StoreClock: fake})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	_, err = d.Migrate(ctx)
+	require.NoError(t, err)
+	return &drivertest.Harness{Driver: d, Clock: fake,
+		Query: func(ctx context.Context, q string, dest ...any) error {
+			return postgres.QueryForTest(ctx, d, q, dest...)
+		},
+		OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
+			url, schema := testdb.Schema(t)
+			return func(ctx context.Context) (driver.Driver, error) {
+				return postgres.Open(ctx, postgres.Config{URL: url, Schema: schema})
+			}
+		}}
+}
+
+// TestDisagreementsFindsEveryDifference: the comparison itself can fail —
+// a differing outcome, and a call only one store answered, are each named.
+func TestDisagreementsFindsEveryDifference(t *testing.T) {
+	t.Parallel()
+	a := &drivertest.HostileReport{Store: "sqlite", Outcomes: map[string]string{"X/v": "accepted", "Y/v": "ErrInvalid", "Z/v": "ErrNotFound"}}
+	b := &drivertest.HostileReport{Store: "postgres", Outcomes: map[string]string{"X/v": "accepted", "Y/v": "untyped", "W/v": "accepted"}}
+	require.Equal(t, []string{
+		"W/v: only postgres has it",
+		"Y/v: sqlite ErrInvalid, postgres untyped",
+		"Z/v: only sqlite has it",
+	}, drivertest.Disagreements(a, b))
+	require.Empty(t, drivertest.Disagreements(a, a))
+}
