@@ -9,3 +9,9 @@ func ExecForTest(ctx context.Context, d *Driver, query string) error {
 	_, err := d.s.general.Exec(ctx, query)
 	return err
 }
+
+// QueryForTest runs a one-row query on the general pool and scans it, for
+// the conformance suite and the differential fuzzer (internal/difftest).
+func QueryForTest(ctx context.Context, d *Driver, query string, dest ...any) error {
+	return d.s.general.QueryRow(ctx, query).Scan(dest...)
+}
