@@ -220,7 +220,9 @@ func caseTxWhoseFnReleasesItsRunIsRefused(t *testing.T, f Factory) {
 			return execTx(e.ctx, tx, stmt, r.ID)
 		}
 	}
-	tp := func(key string) *driver.RunTxParams { return &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key} }
+	tp := func(key string) *driver.RunTxParams {
+		return &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key}
+	}
 
 	_, err := es.RunTx(e.ctx, tp("touch"), writeRun("UPDATE runs SET reason = 'noted' WHERE id = ?1"))
 	require.NoError(t, err, "the fence and state are unchanged")

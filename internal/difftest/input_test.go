@@ -46,8 +46,8 @@ var (
 	// uniqueKeys are the optional keys (a run's unique key, an append's
 	// idempotency key): none first.
 	uniqueKeys = []string{"", "", "k0", "k1", "k\x00", "\xff", strings.Repeat("k", 257), "é", "e\u0301"}
-	reasons = []string{"", "boom", "boom", "\xff bad", "tab\there", "nul\x00", "\u202ex", strings.Repeat("r", journal.MaxReasonBytes+1)}
-	kinds   = []string{"note", "step", "note", "", "lease.granted", "append.rejected", "bad kind", "\xff", strings.Repeat("n", 129)}
+	reasons    = []string{"", "boom", "boom", "\xff bad", "tab\there", "nul\x00", "\u202ex", strings.Repeat("r", journal.MaxReasonBytes+1)}
+	kinds      = []string{"note", "step", "note", "", "lease.granted", "append.rejected", "bad kind", "\xff", strings.Repeat("n", 129)}
 
 	payloads = [][]byte{
 		[]byte(`{}`),
@@ -77,7 +77,7 @@ var (
 	limits     = []int{1, 2, 10, 1, 0, -1, 1000, 1001, math.MaxInt32, math.MaxInt64, math.MinInt64}
 	priorities = []int{0, 1, 0, 1000, 1001, -1, math.MaxInt64, math.MinInt64}
 	attempts   = []int{0, 1, 2, 3, 1000, 1001, -1, math.MaxInt64}
-	durations = []time.Duration{30 * time.Second, time.Second, 0, time.Nanosecond, 999 * time.Nanosecond, time.Microsecond,
+	durations  = []time.Duration{30 * time.Second, time.Second, 0, time.Nanosecond, 999 * time.Nanosecond, time.Microsecond,
 		1500 * time.Nanosecond, time.Millisecond, 24 * time.Hour, 24*time.Hour + 1, -time.Second, math.MaxInt64, math.MinInt64,
 		365 * 24 * time.Hour, 365*24*time.Hour + 1}
 	// advances move the shared store clock; the last ones step it back

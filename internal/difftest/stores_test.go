@@ -18,8 +18,8 @@ import (
 // store is one side of the comparison: a migrated store behind
 // driver.Validating and the way to run raw SQL under it (for the reset).
 type store struct {
-	name string
-	d    driver.Driver
+	name  string
+	d     driver.Driver
 	exec  func(ctx context.Context, sql string) error
 	query func(ctx context.Context, sql string, dest ...any) error
 }
