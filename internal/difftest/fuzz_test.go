@@ -55,7 +55,7 @@ func agree(t *testing.T, p *pair, data []byte) {
 		}
 		done[len(done)-1] += "\n       → " + a
 	}
-	if os.Getenv("DIFFTEST_LOG") != "" { // to see what a seed does
+	if os.Getenv("DIFFTEST_LOG") != "" { // DIFFTEST_LOG=1 go test -v: what each seed does
 		t.Logf("the sequence:\n  %s", strings.Join(done, "\n  "))
 	}
 	a, b := readback(ctx, lite), readback(ctx, pg)

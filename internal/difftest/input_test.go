@@ -40,7 +40,7 @@ func from[T any](in *input, pool []T) T { return pool[in.pick(len(pool))] }
 var (
 	queues  = []string{"q0", "q1", "q0", "q1", "", "q\x00", "\xff", strings.Repeat("q", 129), "a b"}
 	owners  = []string{"o0", "o1", "o0", "o1", "", "o\x00", "ü", strings.Repeat("o", 129)}
-	worlds  = []string{"w0", "w1", "w2", "w0", "w1", "w2", "", "w\x00", "\xff", strings.Repeat("w", 129), "w 1"}
+	worlds  = []string{"w0", "w1", "w2", "w0", "w1", "w2", "", "w\x00", "\xff", strings.Repeat("w", 129), "w 1", "W0", "w.1", "w-1", strings.Repeat("w", 128)}
 	holders = []string{"h0", "h1", "h0", "h1", "h2", "", "h 1", "h\x00"}
 	keys    = []string{"k0", "k1", "k2", "k0", "", "k\x00", "\xff", strings.Repeat("k", 257), "\u202e", "é", "e\u0301", "k\t"}
 	// uniqueKeys are the optional keys (a run's unique key, an append's

@@ -107,4 +107,30 @@ var seeds = [][]byte{
 		op(opAdvance, 12),
 		op(opRead, 0, 0, 5, 5, 5, 2),
 	),
+	// Time at the stores' edges: sub-microsecond delays, leases and clock
+	// moves (stores keep microseconds), an expiry reached exactly, the
+	// largest and most negative retry delays, a world's lease expiring.
+	sequence(
+		op(opEnqueue, 0, 0, 0, 0, 0, 1, 0),
+		op(opEnqueue, 0, 0, 0, 0, 4, 0, 0),
+		op(opAdvance, 7),
+		op(opClaim, 0, 0, 2, 6),
+		op(opClaim, 0, 0, 2, 1),
+		op(opAdvance, 6),
+		op(opRenew, 0, 0, 0, 6),
+		op(opRenew, 1, 0, 0, 1),
+		op(opFail, 0, 0, 1, 11),
+		op(opFail, 1, 0, 1, 12),
+		op(opAdvance, 0),
+		op(opRenew, 1, 0, 0, 1),
+		op(opReclaim),
+		op(opWorldCreate, 0, 0, 6),
+		op(opWorldCreate, 0, 0, 1),
+		op(opAdvance, 0),
+		op(opAppend, 0, 0, 1, 0, 0, 0, 0, 0, 0),
+		op(opLeaseRenew, 0, 1, 0, 1),
+		op(opSweep, 0, 0),
+		op(opAdvance, 12),
+		op(opAppend, 0, 0, 1, 0, 0, 0, 0, 0, 0),
+	),
 }
