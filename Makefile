@@ -73,14 +73,9 @@ FUZZTIME ?= 30s
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-## fuzz-diff: the differential fuzzer of the two stores (internal/difftest) for DIFFTIME (default 30s, what CI runs), on SQLite and the Postgres of `make test`
-# -fuzzminimizetime 0: nearly every execution of this stateful target adds
-# coverage (the SQLite engine is instrumented too), and go would minimize
-# each new input for up to 60s: a 60s run made 15 executions instead of
-# ~1,300. A failing input is then not minimized; its report lists its ops
-# (at most 40) and go saves it under internal/difftest/testdata/fuzz.
+## fuzz-diff: the differential fuzzer of the two stores (internal/difftest) for DIFFTIME (default 30s, what CI runs), on SQLite and the Postgres of `make test`; scripts/fuzz-diff.sh
 DIFFTIME ?= 30s
 DIFFWORKERS ?=
 .PHONY: fuzz-diff
 fuzz-diff:
-	$(GO) test -run '^$$' -fuzz '^FuzzStoresAgree$$' -fuzztime $(DIFFTIME) -fuzzminimizetime 0 $(if $(DIFFWORKERS),-parallel $(DIFFWORKERS)) ./internal/difftest
+	DIFFTIME=$(DIFFTIME) DIFFWORKERS=$(DIFFWORKERS) GO=$(GO) bash scripts/fuzz-diff.sh
