@@ -71,6 +71,9 @@ var (
 		deep(journal.MaxPayloadDepth + 1),
 		sized(journal.MaxPayloadBytes),
 		sized(journal.MaxPayloadBytes + 1),
+		// The small valid ones again: most payloads and results are valid,
+		// so that the ops they ride on get past validation.
+		[]byte(`{}`), nil, []byte(`[1,2,3]`), []byte(`{"a": 1, "b": [true, null]}`), []byte(`"x\u0000y"`), []byte(`{}`), nil,
 	}
 
 	ints       = []int{0, 1, 2, 3, 1, -1, 10, 1000, 1001, math.MaxInt32, math.MaxInt64, math.MinInt64}

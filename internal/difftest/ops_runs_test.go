@@ -35,6 +35,7 @@ func decodeClaim(_ context.Context, in *input, _ *side) step {
 	return step{desc: fmt.Sprintf("claim %+v", p), run: func(ctx context.Context, sd *side) string {
 		q := p
 		out, err := sd.d.RunClaim(ctx, &q)
+		sd.noteClaimed(out)
 		return sd.result(list(out, sd.run), err)
 	}}
 }

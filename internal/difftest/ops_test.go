@@ -25,7 +25,8 @@ type decoder func(ctx context.Context, in *input, ref *side) step
 
 // The op kinds, by the index of their decoder in ops (the seeds name them).
 const (
-	opEnqueue = iota
+	opRead = iota // first: the zero bytes a mutation inserts read
+	opEnqueue
 	opClaim
 	opRenew
 	opRenewMany
@@ -51,16 +52,15 @@ const (
 	opImport
 	opAdvance
 	_ // opAdvance again: the clock moves often
-	opRead
 )
 
 // ops is every op kind; the first byte of an op chooses one.
 var ops = []decoder{
-	decodeEnqueue, decodeClaim, decodeRenew, decodeRenewMany, decodeComplete, decodeCompleteMany,
+	decodeRead, decodeEnqueue, decodeClaim, decodeRenew, decodeRenewMany, decodeComplete, decodeCompleteMany,
 	decodeFail, decodeBlock, decodeUnblock, decodeCancel, decodeReclaim,
 	decodeEffectBegin, decodeEffectCommit, decodeEffectResolve, decodeRunTx, decodeEmit,
 	decodeWorldCreate, decodeAppend, decodeGrant, decodeLeaseRenew, decodeHandoff, decodeRevoke, decodeSweep,
-	decodeImport, decodeAdvance, decodeAdvance, decodeRead,
+	decodeImport, decodeAdvance, decodeAdvance,
 }
 
 // maxOps bounds one sequence, so one execution stays short.
@@ -70,11 +70,16 @@ func decodeOp(ctx context.Context, in *input, ref *side) step {
 	return ops[in.pick(len(ops))](ctx, in, ref)
 }
 
-// runSlot chooses a run: one the sequence enqueued (most often), or a
+// runSlot chooses a run: an even byte one a recent claim returned (if
+// any), an odd one any run the sequence enqueued (slot k is 2k+1) or a
 // hostile reference (an unknown, zero, negative or huge id).
 func runSlot(in *input, ref *side) int {
+	b := int(in.byte())
+	if b%2 == 0 && len(ref.claimed) > 0 {
+		return ref.claimed[(b/2)%len(ref.claimed)]
+	}
 	n := len(ref.ids)
-	c := in.pick(n + 4)
+	c := (b / 2) % (n + 4)
 	if c < n {
 		return c
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,21 @@ type side struct {
 	*store
 	ids  []int64
 	slot map[int64]int
+	// claimed are the slots the latest claims returned, latest first: the
+	// runs a fenced op is most worth aiming at.
+	claimed []int
+}
+
+// maxClaimed bounds side.claimed.
+const maxClaimed = 4
+
+// noteClaimed puts the slots of a claim's runs first in sd.claimed.
+func (sd *side) noteClaimed(rs []*driver.Run) {
+	for _, r := range rs {
+		s := sd.slotOf(r.ID)
+		sd.claimed = append([]int{s}, slices.DeleteFunc(sd.claimed, func(c int) bool { return c == s })...)
+	}
+	sd.claimed = sd.claimed[:min(len(sd.claimed), maxClaimed)]
 }
 
 func newSide(s *store) *side { return &side{store: s, slot: map[int64]int{}} }

@@ -9,6 +9,10 @@ func op(kind int, choices ...byte) []byte {
 	return b
 }
 
+// slot is the choice byte of run slot k (the k-th run enqueued); a zero
+// byte is the run the latest claim returned.
+func slot(k int) byte { return byte(2*k + 1) }
+
 func sequence(ops ...[]byte) []byte {
 	var out []byte
 	for _, o := range ops {
@@ -36,7 +40,7 @@ var seeds = [][]byte{
 		op(opEffectBegin, 0, 0, 2),
 		op(opEffectResolve, 0, 0, 2, 0, 0),
 		op(opComplete, 0, 0, 2),
-		op(opRead, 1, 0, 0, 0, 0, 0),
+		op(opRead, slot(1), 0, 0, 0, 0, 0),
 		op(opRead, 0, 0, 0, 0, 0, 2),
 	),
 	// Expiry, reclaim, retries and the operator's actions.
@@ -44,22 +48,22 @@ var seeds = [][]byte{
 		op(opEnqueue, 2, 0, 0, 0, 0, 2, 2, 1, 0, 0, 0, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0),
 		op(opClaim, 0, 0, 2, 1),
 		op(opAdvance, 0),
-		op(opRenewMany, 1, 0, 0, 1, 0, 0, 0, 0),
+		op(opRenewMany, 1, slot(0), 0, slot(1), 0, 0, 0),
 		op(opAdvance, 3),
-		op(opRenew, 0, 0, 0, 0),
+		op(opRenew, slot(0), 0, 0, 0),
 		op(opReclaim),
 		op(opClaim, 0, 1, 2),
-		op(opFail, 0, 0, 1, 2),
-		op(opFail, 1, 0, 1, 2),
+		op(opFail, slot(0), 0, 1, 2),
+		op(opFail, slot(1), 0, 1, 2),
 		op(opClaim, 0, 1, 2),
-		op(opBlock, 0, 0, 1),
-		op(opUnblock, 0),
-		op(opUnblock, 0),
-		op(opCancel, 1, 1),
-		op(opCancel, 1, 1),
-		op(opCompleteMany, 2, 0, 0, 1, 0, 0, 2),
-		op(opRead, 1, 0, 0, 0, 0, 1),
-		op(opRead, 1, 0, 0, 0, 0, 2),
+		op(opBlock, slot(0), 0, 1),
+		op(opUnblock, slot(0)),
+		op(opUnblock, slot(0)),
+		op(opCancel, slot(1), 1),
+		op(opCancel, slot(1), 1),
+		op(opCompleteMany, 2, slot(0), 0, slot(1), 0, slot(0), 0, 2),
+		op(opRead, slot(1), 0, 0, 0, 0, 1),
+		op(opRead, slot(1), 0, 0, 0, 0, 2),
 	),
 	// A world's life: create, append, a refused grant, renew, handoff,
 	// the old holder's append refused, revoke, expiry and the sweep, an
@@ -93,7 +97,7 @@ var seeds = [][]byte{
 		op(opComplete, 0, 0, 0),
 		op(opEnqueue),
 		op(opClaim),
-		op(opComplete, 1, 0, 0),
+		op(opComplete, 3, 0, 0),
 		op(opComplete, 0, 3, 0),
 		op(opComplete, 0, 0, 12),
 		op(opEmit, 0, 0, 3, 0, 0, 0, 0),
@@ -117,12 +121,12 @@ var seeds = [][]byte{
 		op(opClaim, 0, 0, 2, 6),
 		op(opClaim, 0, 0, 2, 1),
 		op(opAdvance, 6),
-		op(opRenew, 0, 0, 0, 6),
-		op(opRenew, 1, 0, 0, 1),
-		op(opFail, 0, 0, 1, 11),
-		op(opFail, 1, 0, 1, 12),
+		op(opRenew, slot(0), 0, 0, 6),
+		op(opRenew, slot(1), 0, 0, 1),
+		op(opFail, slot(0), 0, 1, 11),
+		op(opFail, slot(1), 0, 1, 12),
 		op(opAdvance, 0),
-		op(opRenew, 1, 0, 0, 1),
+		op(opRenew, slot(1), 0, 0, 1),
 		op(opReclaim),
 		op(opWorldCreate, 0, 0, 6),
 		op(opWorldCreate, 0, 0, 1),
