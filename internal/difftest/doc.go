@@ -19,5 +19,13 @@
 //
 // Run it with `make fuzz-diff` (DIFFTIME, default 30s: what CI runs), or as
 // go test -run '^$' -fuzz '^FuzzStoresAgree$' -fuzztime 10m ./internal/difftest
-// Its seed corpus runs on every plain `go test`.
+// Its seed corpus runs on every plain `go test`; DIFFTEST_LOG=1 go test -v
+// prints each seed's ops and outcomes.
+//
+// Files: stores_test.go (the pair of stores and the reset between
+// executions), input_test.go (the byte stream and the value pools),
+// ops_test.go (the op table), ops_runs_test.go, ops_effects_test.go,
+// ops_worlds_test.go, ops_import_test.go (one decoder per operation),
+// outcome_test.go (typed outcomes, normalized), readback_test.go (reads and
+// the whole-state read-back), fuzz_test.go (the target), seeds_test.go.
 package difftest
