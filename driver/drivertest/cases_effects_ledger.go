@@ -226,15 +226,21 @@ func caseTxWhoseFnReleasesItsRunIsRefused(t *testing.T, f Factory) {
 
 	_, err := es.RunTx(e.ctx, tp("touch"), writeRun("UPDATE runs SET reason = 'noted' WHERE id = ?1"))
 	require.NoError(t, err, "the fence and state are unchanged")
-	for _, stmt := range []string{
-		"UPDATE runs SET state = 'available', owner = '', expires_at = NULL WHERE id = ?1",
-		"UPDATE runs SET fence = fence + 1 WHERE id = ?1",
+	for _, c := range []struct {
+		stmt  string
+		state runs.State // the run as fn left it, which the refusal names
+		fence int64
+	}{
+		{"UPDATE runs SET state = 'available', owner = '', expires_at = NULL WHERE id = ?1", runs.StateAvailable, r.Fence},
+		{"UPDATE runs SET fence = fence + 1 WHERE id = ?1", runs.StateRunning, r.Fence + 1},
 	} {
-		_, err := es.RunTx(e.ctx, tp("release"), writeRun(stmt))
+		_, err := es.RunTx(e.ctx, tp("release"), writeRun(c.stmt))
 		var fe *driver.RunFencedError
-		require.ErrorAs(t, err, &fe, stmt)
+		require.ErrorAs(t, err, &fe, c.stmt)
 		require.ErrorIs(t, err, driver.ErrFenced)
 		require.Equal(t, "effect tx", fe.Op)
+		require.Equal(t, c.state, fe.State, c.stmt)
+		require.Equal(t, c.fence, fe.CurrentFence, c.stmt)
 	}
 	require.Equal(t, 1, e.ledgerRows(), "the refused transactions' writes rolled back")
 	got, err := e.runStore().RunGet(e.ctx, &driver.RunGetParams{ID: r.ID})
