@@ -72,3 +72,10 @@ FUZZTIME ?= 30s
 .PHONY: fuzz
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+## fuzz-diff: the differential fuzzer of the two stores (internal/difftest) for DIFFTIME (default 30s, what CI runs), on SQLite and the Postgres of `make test`; scripts/fuzz-diff.sh
+DIFFTIME ?= 30s
+DIFFWORKERS ?=
+.PHONY: fuzz-diff
+fuzz-diff:
+	DIFFTIME=$(DIFFTIME) DIFFWORKERS=$(DIFFWORKERS) GO=$(GO) bash scripts/fuzz-diff.sh

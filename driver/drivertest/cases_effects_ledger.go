@@ -24,6 +24,7 @@ var effectLedgerCases = []Case{
 	{"EffectBeginRaceStartsOnce", caseEffectBeginRaceStartsOnce},
 	{"TxRollsBackEverythingItRefuses", caseTxRollsBackWhatItRefuses},
 	{"TxConcurrentSameKeyRunsFnOnce", caseTxConcurrentSameKeyRunsFnOnce},
+	{"TxWhoseFnReleasesItsRunIsRefused", caseTxWhoseFnReleasesItsRunIsRefused},
 	{"EventsRetriedFencedAndPaged", caseEventsRetriedFencedAndPaged},
 	{"EventsAcrossChunksReportFencedByIndex", caseEventsAcrossChunks},
 }
@@ -189,11 +190,6 @@ func caseTxRollsBackWhatItRefuses(t *testing.T, f Factory) {
 	require.Error(t, err, "the caller's own unique violation")
 	require.Equal(t, 1, e.ledgerRows())
 
-	// Not held here: what a transaction whose fn changes the run row itself
-	// gets. SQLite re-checks the fence in the effect's insert after fn and
-	// refuses (ErrFenced); Postgres inserts the effect before fn (under FOR
-	// SHARE) and commits. The stores differ; see the drivers' RunTx docs.
-
 	_, err = e.runStore().RunCancel(e.ctx, &driver.RunCancelParams{ID: r.ID, Reason: "operator"})
 	require.NoError(t, err)
 	_, err = es.RunTx(e.ctx, tp("late"), insert("d", nil))
@@ -202,6 +198,59 @@ func caseTxRollsBackWhatItRefuses(t *testing.T, f Factory) {
 	list, err := es.RunEffectList(e.ctx, &driver.RunEffectListParams{RunID: r.ID})
 	require.NoError(t, err)
 	require.Len(t, list, 2, "book and the begun intent; none for the refused transactions")
+}
+
+// caseTxWhoseFnReleasesItsRunIsRefused: a fn that writes the run's own row
+// — releasing the run or moving its fence inside the very transaction that
+// commits the effect — is refused with ErrFenced and nothing of the
+// transaction is kept, while a fn that touches the row without changing
+// the fence or state commits. Found by internal/difftest: Postgres, which
+// locks the row before fn, committed both.
+func caseTxWhoseFnReleasesItsRunIsRefused(t *testing.T, f Factory) {
+	e := newEnv(t, f)
+	es := e.effects()
+	e.createLedger()
+	r := e.claimOne("a")
+	calls := 0
+	writeRun := func(stmt string) func(tx any) error {
+		return func(tx any) error {
+			if err := e.ledgerInsert(&calls, stmt, nil)(tx); err != nil {
+				return err
+			}
+			return execTx(e.ctx, tx, stmt, r.ID)
+		}
+	}
+	tp := func(key string) *driver.RunTxParams {
+		return &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key}
+	}
+
+	_, err := es.RunTx(e.ctx, tp("touch"), writeRun("UPDATE runs SET reason = 'noted' WHERE id = ?1"))
+	require.NoError(t, err, "the fence and state are unchanged")
+	for _, c := range []struct {
+		stmt  string
+		state runs.State // the run as fn left it, which the refusal names
+		fence int64
+	}{
+		{"UPDATE runs SET state = 'available', owner = '', expires_at = NULL WHERE id = ?1", runs.StateAvailable, r.Fence},
+		{"UPDATE runs SET fence = fence + 1 WHERE id = ?1", runs.StateRunning, r.Fence + 1},
+	} {
+		_, err := es.RunTx(e.ctx, tp("release"), writeRun(c.stmt))
+		var fe *driver.RunFencedError
+		require.ErrorAs(t, err, &fe, c.stmt)
+		require.ErrorIs(t, err, driver.ErrFenced)
+		require.Equal(t, "effect tx", fe.Op)
+		require.Equal(t, c.state, fe.State, c.stmt)
+		require.Equal(t, c.fence, fe.CurrentFence, c.stmt)
+	}
+	require.Equal(t, 1, e.ledgerRows(), "the refused transactions' writes rolled back")
+	got, err := e.runStore().RunGet(e.ctx, &driver.RunGetParams{ID: r.ID})
+	require.NoError(t, err)
+	require.Equal(t, runs.StateRunning, got.State)
+	require.Equal(t, r.Fence, got.Fence)
+	require.Equal(t, "noted", got.Reason)
+	list, err := es.RunEffectList(e.ctx, &driver.RunEffectListParams{RunID: r.ID})
+	require.NoError(t, err)
+	require.Len(t, list, 1, "touch only")
 }
 
 // caseTxConcurrentSameKeyRunsFnOnce: a second transaction of one key waits

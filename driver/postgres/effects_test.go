@@ -204,6 +204,13 @@ func TestRoundTripsPerEffectOp(t *testing.T) {
 			_, err := d.RunTx(ctx, &driver.RunTxParams{RunID: gone.ID, Fence: gone.Fence, Key: "x"}, writeOne)
 			require.ErrorIs(t, err, driver.ErrFenced)
 		}, 4},
+		{"tx whose fn moved its run (BEGIN, check and effect, fn, the refused check and COMMIT, ROLLBACK)", func() {
+			_, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key()}, func(tx any) error {
+				_, err := tx.(pgx.Tx).Exec(ctx, "UPDATE runs SET state = 'blocked' WHERE id = $1", r.ID)
+				return err
+			})
+			require.ErrorIs(t, err, driver.ErrFenced)
+		}, 5},
 		{"failed tx (fn's error, ROLLBACK)", func() {
 			_, err := d.RunTx(ctx, &driver.RunTxParams{RunID: r.ID, Fence: r.Fence, Key: key()}, func(any) error { return errors.New("no") })
 			require.Error(t, err)

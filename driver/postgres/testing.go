@@ -12,7 +12,8 @@ func ExecForTest(ctx context.Context, d *Driver, query string) error {
 
 // QueryForTest runs a one-row query on the general pool and scans it, for
 // the conformance suite run from outside this package (the cross-store
-// comparison of driver/drivertest).
+// comparison of driver/drivertest) and the differential fuzzer
+// (internal/difftest).
 func QueryForTest(ctx context.Context, d *Driver, query string, dest ...any) error {
 	return d.s.general.QueryRow(ctx, query).Scan(dest...)
 }

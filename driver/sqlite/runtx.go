@@ -19,8 +19,8 @@ import (
 // The effect is inserted after fn, its WHERE checking the fence again
 // (whatever fn did to the run meanwhile), then COMMIT.
 func (d *store) RunTx(ctx context.Context, p *driver.RunTxParams, fn func(tx any) error) (*driver.RunTxResult, error) {
-	result := p.Result // compact or nil: normalized by driver.Validating
-	const op = "tx"
+	result := p.Result     // compact or nil: normalized by driver.Validating
+	const op = "effect tx" // as Postgres names it
 	var out driver.RunTxResult
 	err := d.inWriteTx(ctx, op, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
 		if err := requireHeld(ctx, tx, st, op, p.RunID, p.Fence, now); err != nil {

@@ -95,6 +95,7 @@ var rules = map[string]rule{
 	"internal/witness":    {layer: "test infrastructure"},
 	"internal/faulttest":  {layer: "test infrastructure"},
 	"internal/layers":     {layer: "test infrastructure"},
+	"internal/difftest":   {layer: "test infrastructure"},
 	"model":               {layer: "test infrastructure"},
 	"internal/bench":      {layer: "tool", inside: []string{"*"}, outside: []string{"*"}},
 	"cmd/leasehold":       {layer: "tool", inside: []string{"*"}, outside: []string{"*"}},
