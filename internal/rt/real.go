@@ -38,6 +38,9 @@ func (r realRT) Wait(ctx context.Context, ev Event, d time.Duration) Woke {
 		return Done
 	default:
 	}
+	if d == 0 { // due now: no timer (a fake clock's would wait for Advance)
+		return Timeout
+	}
 	var timeout <-chan time.Time
 	if d >= 0 {
 		t, c := r.c.NewTimer(d)

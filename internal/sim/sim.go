@@ -252,18 +252,22 @@ func (s *Sim) startStoreSide() {
 	}
 }
 
-// reclaimStore is the reclaimer's store: each RunReclaim may land late —
+// reclaimStore is the reclaimer's store: each pass may land late —
 // up to ReclaimLagMax, a slow replica, within the recovery bound's S — and
 // is recorded as it is applied (the history, the oracle's check that no
 // live holder lost its run, the dead holders' bound).
 type reclaimStore struct {
 	runStore
-	s *Sim
+	s    *Sim
+	last time.Duration // when the last call landed: a pass's later batches follow at once
 }
 
 func (rs *reclaimStore) RunReclaim(_ context.Context, params *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
 	s := rs.s
-	s.loop.cur.sleep(time.Duration(s.loop.rng.Int64N(int64(s.knobs.ReclaimLagMax) + 1)))
+	if s.loop.now != rs.last { // the first batch of a pass: the pass is late, not each batch
+		s.loop.cur.sleep(time.Duration(s.loop.rng.Int64N(int64(s.knobs.ReclaimLagMax) + 1)))
+	}
+	defer func() { rs.last = s.loop.now }()
 	before := map[int64]*driver.Run{}
 	for id := int64(1); id <= int64(s.knobs.Runs); id++ {
 		before[id] = s.oracle.row(id)
