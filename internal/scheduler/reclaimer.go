@@ -54,6 +54,9 @@ func NewReclaimer(rs driver.RunStore, cfg ReclaimerConfig) *Reclaimer {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
+	if cfg.Runtime == nil {
+		cfg.Runtime = rt.Real(cfg.Clock)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

@@ -56,14 +56,16 @@ func TestReclaimerReclaimsWithinOnePeriodOfExpiry(t *testing.T) {
 		}})
 	require.NoError(t, r.Start(ctx))
 	defer r.Stop(context.Background())
-	fake.BlockUntil(1)
 
-	// Ticks before expiry reclaim nothing.
+	// Ticks before expiry reclaim nothing. Each period is one timer armed
+	// after the pass before it: wait for it before moving the clock.
 	for fake.Now().Add(timing.Poll).Before(expiry) {
+		fake.BlockUntil(1)
 		fake.Advance(timing.Poll)
 		require.Zero(t, <-passes)
 	}
 	// The first tick at or after expiry reclaims all 250, in three batches.
+	fake.BlockUntil(1)
 	fake.Advance(timing.Poll)
 	require.Equal(t, 250, <-passes)
 	lag := fake.Now().Sub(expiry)

@@ -41,7 +41,7 @@ func NewSweeper(d driver.Driver, c clock.Clock, t lease.Timing, log *slog.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Sweeper{d: d, clock: c, timing: t, log: log, batch: 100}
+	s := &Sweeper{d: d, clock: c, timing: t, log: log, batch: 100, rt: rt.Real(c)}
 	s.life.Name = "sweeper"
 	return s
 }
