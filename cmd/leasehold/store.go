@@ -71,31 +71,6 @@ func openClient(ctx context.Context, db string, cfg leasehold.Config) (*leasehol
 	return leasehold.NewClient(ctx, d, cfg) // closes d if it fails
 }
 
-// redact drops a password from a URL for error messages.
-//
-// It keeps the scheme, host and path and drops the userinfo, which ends at
-// the last "@" of the authority (as net/url and pgx read it, so an "@"
-// inside a password cannot leak the rest of it). Anything that is not a
-// URL (a key=value connection string may carry password=…) is not shown.
-func redact(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return "(not a URL; not shown, it may hold a password)"
-	}
-	authority, path := rest, ""
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		authority, path = rest[:i], rest[i:]
-	}
-	if i := strings.LastIndex(authority, "@"); i >= 0 {
-		return scheme + "://…@" + authority[i+1:] + redactQuery(path)
-	}
-	return scheme + "://" + authority + redactQuery(path)
-}
-
-// redactQuery drops a query string, which may carry password=….
-func redactQuery(path string) string {
-	if i := strings.IndexAny(path, "?#"); i >= 0 {
-		return path[:i] + "?…"
-	}
-	return path
-}
+// redact drops a password from a URL for error messages: the driver's
+// rule (postgres.RedactURL), so the CLI and the driver redact alike.
+func redact(u string) string { return postgres.RedactURL(u) }

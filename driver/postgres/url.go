@@ -20,7 +20,7 @@ import (
 func parseURL(u string) (*pgxpool.Config, error) {
 	base, err := pgxpool.ParseConfig(u)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: Config.URL %s does not parse: %s: %w", redactURL(u), parseProblem(u, err), driver.ErrInvalid)
+		return nil, fmt.Errorf("postgres: Config.URL %s does not parse: %s: %w", RedactURL(u), parseProblem(u, err), driver.ErrInvalid)
 	}
 	return base, nil
 }
@@ -65,10 +65,12 @@ func passwords(u string) []string {
 	return out
 }
 
-// redactURL shows a URL without its userinfo and query (which may carry
-// password=…), as the CLI's redact does; anything that is not a URL is not
-// shown at all.
-func redactURL(u string) string {
+// RedactURL shows a URL without its userinfo and query (which may carry
+// password=…) for error messages: the userinfo ends at the last "@" of the
+// authority (as net/url and pgx read it, so an "@" inside a password cannot
+// leak the rest of it). Anything that is not a URL is not shown at all.
+// The CLI uses it too, so there is one redaction rule.
+func RedactURL(u string) string {
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok {
 		return "(a key=value string; not shown, it may hold a password)"

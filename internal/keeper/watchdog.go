@@ -29,15 +29,7 @@ func (k *Keeper) WatchOnce() {
 	}
 }
 
-// watchLoop runs WatchOnce every WatchEvery, on a fixed beat (a ticker's:
-// the time WatchOnce takes does not push the next evaluation back).
+// watchLoop runs WatchOnce every WatchEvery, on a fixed beat.
 func (k *Keeper) watchLoop(ctx context.Context) {
-	next := k.now() + k.cfg.WatchEvery
-	for {
-		if k.rt.Wait(ctx, nil, max(next-k.now(), 0)) == rt.Done {
-			return
-		}
-		k.WatchOnce()
-		next = max(next+k.cfg.WatchEvery, k.now()) // a late wake-up skips beats, as a ticker drops ticks
-	}
+	rt.Every(k.rt, k.clock, ctx, k.cfg.WatchEvery, k.WatchOnce)
 }
