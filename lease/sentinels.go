@@ -73,4 +73,15 @@ var (
 	// so it may or may not have happened. It is never re-run silently: the
 	// handler reconciles and resolves it.
 	ErrUncertain = errors.New("leasehold: effect outcome is uncertain")
+
+	// ErrOverloaded: a world's inbox is full; nothing was queued. Retry
+	// after the delay the error carries (a *host.OverloadedError).
+	ErrOverloaded = errors.New("leasehold: overloaded: retry later")
+	// ErrKeyReused: a command's idempotency key was already applied with a
+	// different payload; nothing was applied (a *host.KeyReusedError).
+	ErrKeyReused = errors.New("leasehold: idempotency key reused with a different payload")
+	// ErrUnavailable: the store could not be reached, or a write's outcome
+	// is unknown; retry with the same idempotency key, which applies it at
+	// most once.
+	ErrUnavailable = errors.New("leasehold: unavailable: outcome unknown, retry with the same key")
 )

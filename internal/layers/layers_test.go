@@ -75,9 +75,15 @@ var rules = map[string]rule{
 	"internal/world":     {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/bugs"})},
 	"internal/scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/doctor"})},
 
+	// the world host: public because a user implements its Program and
+	// runs it in their own process; it links no concrete driver either
+	"host": {layer: "world host", inside: join(driverAPI, lifecycle, []string{"internal/world"}),
+		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
+	"host/programs": {layer: "world host", inside: join(foundation, []string{"host"})},
+
 	// the public face: the machinery, never a concrete driver (the user
 	// passes one to NewClient), so it links neither database library
-	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "internal/doctor"}),
+	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "internal/doctor", "host"}),
 		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// a program on the embedded store alone links no pgx
 	"examples/sqliteonly": {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},

@@ -142,6 +142,19 @@ func (h *Holder) Observe(w *driver.World) (adopted bool) {
 	return adopted
 }
 
+// Created folds the answer of the WorldCreate call this generation made:
+// the world's first grant was made to this holder by this generation's own
+// act (creating a world that exists fails), so no predecessor can hold its
+// epoch and, unlike an epoch current at a first look, it may be adopted.
+// It must be the holder's first observation; otherwise it is an ordinary
+// Observe. It reports an adoption (renew before the first append).
+func (h *Holder) Created(w *driver.World) (adopted bool) {
+	if !h.s.looked {
+		h.s.looked, h.s.startEpoch = true, w.Epoch-1
+	}
+	return h.Observe(w)
+}
+
 // Renew extends the held epoch's lease synchronously: one conditional
 // lease change (journal.PlanRenew) to store time + T_lease. Its send time,
 // read before the request leaves, is the runway's new origin once the

@@ -1,0 +1,401 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/rt"
+	"github.com/leasehold/leasehold/internal/startstop"
+	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Store is the part of the store of record a host uses: the holder's
+// calls and the journal read its mirror replays. A driver.Driver is one.
+type Store interface {
+	world.Store
+	// WorldCreate creates a world (Host.Create).
+	WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error)
+	// JournalRead returns entries from p.From on, in order.
+	JournalRead(ctx context.Context, p *driver.JournalReadParams) ([]journal.Entry, error)
+}
+
+var _ Store = driver.Driver(nil)
+
+// Config configures a Host. Zero values mean the defaults.
+type Config struct {
+	// Store is the store of record. Required.
+	Store Store
+	// Node is this host's identity: the holder name its leases are granted
+	// to, the same across restarts. Required.
+	Node string
+	// Program is what the worlds held here run. Required.
+	Program Program
+	// Clock is the host's monotonic clock (runway is measured on it).
+	// Defaults to clock.Real.
+	Clock clock.Clock
+	// Timing is the world lease timing; zero fields default to
+	// lease.WorldDefaults() (30 s term, 5 s renew, 1 s drain, 15 s D_stop, 5 s S).
+	Timing lease.Timing
+	// InboxLimit bounds the commands queued per world; a submission past it
+	// gets *OverloadedError. Defaults to 10,000.
+	InboxLimit int
+	// MaxBatch bounds the commands one turn batch (one group commit)
+	// carries. Defaults to 512 (the world appender's largest batch).
+	MaxBatch int
+	// KeyRetention and MaxKeys bound the replies a world's mirror keeps in
+	// memory by key (defaults 24 h and 1,000,000). They bound memory, not
+	// idempotency: the journal keeps every key forever, so a retry of a
+	// forgotten key is still applied once and answered from its entry.
+	KeyRetention time.Duration
+	MaxKeys      int
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Runtime is the seam goroutines and waits go through (the simulator's
+	// in its runs); defaults to the real one on Clock.
+	Runtime rt.Runtime
+}
+
+func (c *Config) withDefaults() error {
+	if c.Store == nil || c.Program == nil {
+		return fmt.Errorf("host: a Store and a Program are required: %w", lease.ErrInvalid)
+	}
+	if err := journal.ValidateID("node", c.Node); err != nil {
+		return err
+	}
+	if err := journal.ValidateID("program", c.Program.Name()); err != nil {
+		return err
+	}
+	c.Timing = c.Timing.WithDefaults(lease.WorldDefaults())
+	if err := c.Timing.Validate(); err != nil {
+		return err
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real()
+	}
+	if c.InboxLimit <= 0 {
+		c.InboxLimit = 10_000
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 512
+	}
+	if c.KeyRetention <= 0 {
+		c.KeyRetention = 24 * time.Hour
+	}
+	if c.MaxKeys <= 0 {
+		c.MaxKeys = 1_000_000
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Runtime == nil {
+		c.Runtime = rt.Real(c.Clock)
+	}
+	return nil
+}
+
+// Reply is a command's answer.
+type Reply struct {
+	// Position is the journal position of the command's turn entry.
+	Position int64
+	// Payload is the program's reply (nil for none).
+	Payload json.RawMessage
+	// Duplicate is true when the command had been applied before (a retry)
+	// and this is the first application's reply.
+	Duplicate bool
+}
+
+// Host holds the write leases of some worlds and runs their turns: SPEC
+// §4's holder, with a mirror of each world's state and an inbox of
+// commands. See docs/design/worlds.md.
+type Host struct {
+	cfg   Config
+	clock clock.Clock
+	log   *slog.Logger
+	life  startstop.Lifecycle
+
+	mu    sync.Mutex
+	held  map[string]*hosted
+	slots map[string]*slot // every world this host generation has looked at
+	ctx   context.Context
+}
+
+// slot is what this host generation keeps of one world, held or not: its
+// one Holder (the holder's memory — the epoch at its first look, the
+// epochs it gave away — must span the generation, or the ABA rules of
+// world.Holder would be void) and its mirror, kept warm for a handback.
+type slot struct {
+	mu     sync.Mutex // one Prepare / Acquire / Create of the world at a time
+	holder *world.Holder
+	m      *mirror
+}
+
+var _ startstop.Service = (*Host)(nil)
+
+// New returns a started Host holding no world.
+func New(cfg Config) (*Host, error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, clock: cfg.Clock, log: cfg.Logger,
+		held: map[string]*hosted{}, slots: map[string]*slot{}}
+	h.life.Name, h.life.RT = "host "+cfg.Node, cfg.Runtime
+	if err := h.Start(context.Background()); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Start is idempotent (New starts the host); after Stop it returns
+// startstop.ErrStopped.
+func (h *Host) Start(ctx context.Context) error {
+	return h.life.Start(ctx, func(ctx context.Context) error {
+		h.mu.Lock()
+		h.ctx = ctx
+		h.mu.Unlock()
+		return nil
+	})
+}
+
+// Stop stops every world's loop: commands not yet journaled are answered
+// with a retryable *NotHolderError and the leases are left to expire (the
+// sweep grants them home; a host that restarts under the same node name
+// must be granted anew). It waits until ctx ends.
+func (h *Host) Stop(ctx context.Context) error {
+	return h.life.Stop(ctx, nil)
+}
+
+// Started is closed once the host runs.
+func (h *Host) Started() <-chan struct{} { return h.life.Started() }
+
+// Stopped is closed once every world's loop has returned.
+func (h *Host) Stopped() <-chan struct{} { return h.life.Stopped() }
+
+// Node is the host's identity.
+func (h *Host) Node() string { return h.cfg.Node }
+
+// Held lists the worlds held here.
+func (h *Host) Held() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]string, 0, len(h.held))
+	for w := range h.held {
+		out = append(out, w)
+	}
+	return out
+}
+
+// Acquire starts holding a world whose lease the store delivered to this
+// node (a grant, or a handoff to it): it adopts the epoch, replays the
+// journal through the head into the mirror (so through the epoch's grant),
+// renews synchronously — the runway starts from that send — and starts
+// the world's loop. It is a no-op for a world held here.
+//
+// *NotHolderError when the head does not deliver the world to this host
+// generation. That includes an epoch that was already current when this
+// generation first looked at the world (world.Holder's ABA rule: it may be
+// a predecessor's under the same node name): a planned handoff therefore
+// has the receiver Prepare first, and a restarted host waits for the
+// expiry sweep's grant.
+func (h *Host) Acquire(ctx context.Context, w string) error {
+	_, err := h.acquire(ctx, w, nil)
+	return err
+}
+
+// Prepare looks at a world and warms its mirror without holding it: the
+// first look a handoff's receiver needs (see Acquire), and a replay done
+// before the handoff so that the acquire after it replays only the tail.
+func (h *Host) Prepare(ctx context.Context, w string) error {
+	s, err := h.slot(w)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, _, err := s.holder.Read(ctx); err != nil {
+		return err
+	}
+	return s.m.catchUp(ctx, h.cfg.Store, h.clock.Now)
+}
+
+// Create creates a world whose home is this node and holds it: the first
+// grant is this generation's own, so it is adopted at once.
+func (h *Host) Create(ctx context.Context, w string) error {
+	if _, err := h.slot(w); err != nil {
+		return err
+	}
+	head, err := h.cfg.Store.WorldCreate(ctx, &driver.WorldCreateParams{World: w, Home: h.cfg.Node, Term: h.cfg.Timing.Lease})
+	if err != nil {
+		return err
+	}
+	_, err = h.acquire(ctx, w, head)
+	return err
+}
+
+func (h *Host) slot(w string) (*slot, error) {
+	if err := journal.ValidateID("world", w); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ctx == nil || h.ctx.Err() != nil {
+		return nil, fmt.Errorf("host %s: %w", h.cfg.Node, lease.ErrClosed)
+	}
+	s := h.slots[w]
+	if s == nil {
+		holder, err := world.NewHolder(world.HolderConfig{Store: h.cfg.Store, Clock: h.clock, World: w, Name: h.cfg.Node, Timing: h.cfg.Timing})
+		if err != nil {
+			return nil, err
+		}
+		s = &slot{holder: holder, m: newMirror(w, h.cfg.Program, h.cfg.KeyRetention, h.cfg.MaxKeys)}
+		h.slots[w] = s
+	}
+	return s, nil
+}
+
+// acquire holds w (created: the head its own WorldCreate answered).
+func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*hosted, error) {
+	h.mu.Lock()
+	hw := h.held[w]
+	h.mu.Unlock()
+	if hw != nil {
+		return hw, nil
+	}
+	s, err := h.slot(w)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.mu.Lock()
+	hw, loopCtx := h.held[w], h.ctx
+	h.mu.Unlock()
+	if hw != nil { // acquired while this call waited
+		return hw, nil
+	}
+	holder, m := s.holder, s.m
+	var adopted bool
+	var head *driver.World
+	if created != nil {
+		head, adopted = created, holder.Created(created)
+	} else if head, adopted, err = holder.Read(ctx); err != nil {
+		return nil, err
+	}
+	if !adopted {
+		return nil, &NotHolderError{World: w, Holder: head.State.Holder, Epoch: head.State.Epoch}
+	}
+	if err := m.catchUp(ctx, h.cfg.Store, h.clock.Now); err != nil {
+		return nil, err
+	}
+	sent := h.clock.Now()
+	if err := holder.Renew(ctx); err != nil {
+		return nil, err
+	}
+	if m.pos < holder.GrantedAt() { // the grant landed after the replay read the tail: read it too
+		if err := m.catchUp(ctx, h.cfg.Store, h.clock.Now); err != nil {
+			return nil, err
+		}
+	}
+	hw = &hosted{h: h, world: w, holder: holder, m: m, renewedAt: sent}
+	hw.sig.RT = h.cfg.Runtime
+	hw.stopped = h.cfg.Runtime.NewEvent()
+	hw.load.init(h.clock.Now())
+	h.mu.Lock()
+	h.held[w] = hw
+	h.mu.Unlock()
+	h.life.Go("world "+w, func() { hw.loop(loopCtx) })
+	h.log.Info("world acquired", "world", w, "node", h.cfg.Node, "epoch", holder.Epoch(),
+		"granted_at", holder.GrantedAt(), "mirror_at", m.pos)
+	return hw, nil
+}
+
+// drop forgets a world whose loop ended; its slot (holder and mirror)
+// stays for a later Acquire.
+func (h *Host) drop(hw *hosted) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held[hw.world] == hw {
+		delete(h.held, hw.world)
+	}
+}
+
+// Submit applies a command to a world held here, or to a world the store
+// has delivered to this node (it is acquired first), and returns its reply
+// once the command's turn is durable under the world's current epoch.
+//
+// Errors: *NotHolderError (retryable; it names the holder when known),
+// *OverloadedError (retry after its delay), *UnknownOutcomeError (retry
+// with the same key), *KeyReusedError, *CommandError (the program
+// refused), *journal.InputError (bad key or payload). On every error but
+// UnknownOutcomeError nothing was applied.
+func (h *Host) Submit(ctx context.Context, w string, cmd Command) (Reply, error) {
+	if err := journal.ValidateKey(cmd.Key); err != nil {
+		return Reply{}, err
+	}
+	if cmd.Key == "" {
+		return Reply{}, &journal.InputError{Field: "command key", Problem: "required: a command carries an idempotency key"}
+	}
+	payload, err := journal.NormalizePayload(cmd.Payload)
+	if err != nil {
+		return Reply{}, err
+	}
+	cmd.Payload = payload
+	hw, err := h.acquire(ctx, w, nil)
+	if err != nil {
+		return Reply{}, err
+	}
+	p := &pending{ctx: ctx, cmd: cmd, hash: commandHash(payload), done: h.cfg.Runtime.NewEvent()}
+	if err := hw.enqueue(p); err != nil {
+		return Reply{}, err
+	}
+	if h.cfg.Runtime.Wait(ctx, p.done, -1) != rt.Fired {
+		// The submitter gave up: the command may still be journaled (its
+		// turn may be in flight); a retry with the key answers it.
+		return Reply{}, &UnknownOutcomeError{World: w, Key: cmd.Key, Err: ctx.Err()}
+	}
+	return p.reply, p.err
+}
+
+// Handoff hands a world held here to another node: the turns already
+// taken are journaled first, then the store appends lease.handed_off{from:
+// this node, to, epoch+1} as this holder's last act. Commands still queued
+// are answered with a *NotHolderError naming to. The mirror stays warm
+// here, so a handback replays only what the other node appended.
+func (h *Host) Handoff(ctx context.Context, w, to string) error {
+	if err := journal.ValidateID("holder", to); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	hw := h.held[w]
+	h.mu.Unlock()
+	if hw == nil {
+		return &NotHolderError{World: w}
+	}
+	c := &handoffReq{to: to, done: h.cfg.Runtime.NewEvent()}
+	hw.mu.Lock()
+	if hw.ended {
+		err := hw.endErr
+		hw.mu.Unlock()
+		return err
+	}
+	hw.ctrl = append(hw.ctrl, c)
+	hw.mu.Unlock()
+	hw.sig.Notify()
+	if h.cfg.Runtime.Wait(ctx, c.done, -1) != rt.Fired {
+		return fmt.Errorf("world %s: handoff to %s: %w (it may still land)", w, to, ctx.Err())
+	}
+	return c.err
+}
+
+// retryAfter is the delay an overloaded submitter is asked to wait: the
+// time the world's loop needs to drain its inbox at its recent rate.
+func (h *Host) retryAfter(hw *hosted) time.Duration {
+	return hw.load.drainTime(hw.h.cfg.InboxLimit)
+}

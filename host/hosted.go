@@ -1,0 +1,413 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/internal/rt"
+	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// hosted is one world this host holds: its holder, its mirror and its
+// inbox, driven by one loop goroutine (the world.Holder is not safe for
+// concurrent use, and one writer per world is the point).
+type hosted struct {
+	h      *Host
+	world  string
+	holder *world.Holder
+	m      *mirror
+
+	mu      sync.Mutex
+	inbox   []*pending
+	ctrl    []*handoffReq
+	ended   bool  // the loop has stopped taking commands
+	endErr  error // what a command submitted after the end gets
+	sig     rt.Signal
+	stopped rt.Event // fired when the loop returned
+
+	renewedAt time.Time // send time of the last renewal this loop confirmed
+	load      loadMeter
+}
+
+// pending is one submitted command waiting for its reply.
+type pending struct {
+	ctx   context.Context
+	cmd   Command
+	hash  string
+	done  rt.Event
+	reply Reply
+	err   error
+}
+
+func (p *pending) finish(r Reply, err error) {
+	p.reply, p.err = r, err
+	p.done.Fire()
+}
+
+type handoffReq struct {
+	to   string
+	done rt.Event
+	err  error
+}
+
+// enqueue queues a command, or refuses it at once: the loop has ended
+// (*NotHolderError naming where the world went) or the inbox is full.
+func (hw *hosted) enqueue(p *pending) error {
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	if hw.ended {
+		return hw.endErr
+	}
+	if len(hw.inbox) >= hw.h.cfg.InboxLimit {
+		return &OverloadedError{World: hw.world, Limit: hw.h.cfg.InboxLimit, RetryAfter: hw.h.retryAfter(hw)}
+	}
+	hw.inbox = append(hw.inbox, p)
+	hw.load.queued(len(hw.inbox))
+	hw.sig.Notify()
+	return nil
+}
+
+// end stops taking commands; every queued one and every later submission
+// gets err (a retryable *NotHolderError, or ErrClosed).
+func (hw *hosted) end(err error) {
+	hw.mu.Lock()
+	hw.ended, hw.endErr = true, err
+	inbox, ctrl := hw.inbox, hw.ctrl
+	hw.inbox, hw.ctrl = nil, nil
+	hw.mu.Unlock()
+	for _, p := range inbox {
+		p.finish(Reply{}, err)
+	}
+	for _, c := range ctrl {
+		c.err = err
+		c.done.Fire()
+	}
+}
+
+// loop runs the world's turns until the lease is gone, handed off, or the
+// host stops.
+func (hw *hosted) loop(ctx context.Context) {
+	defer hw.stopped.Fire()
+	t := hw.h.cfg.Timing
+	for {
+		wait := max(hw.renewedAt.Add(t.Renew).Sub(hw.h.clock.Now()), 0)
+		hw.sig.Wait(ctx, wait)
+		if ctx.Err() != nil {
+			hw.end(&NotHolderError{World: hw.world}) // the host stopped: nothing queued was applied
+			return
+		}
+		if !hw.h.clock.Now().Before(hw.renewedAt.Add(t.Renew)) {
+			if !hw.renew(ctx) {
+				return
+			}
+		}
+		if c := hw.takeCtrl(); c != nil {
+			hw.handoff(ctx, c)
+			return
+		}
+		for {
+			batch := hw.take()
+			if len(batch) == 0 {
+				break
+			}
+			if !hw.turn(ctx, batch) {
+				return
+			}
+			if hw.hasCtrl() {
+				hw.sig.Notify() // the handoff goes first, before the next batch
+				break
+			}
+		}
+	}
+}
+
+func (hw *hosted) take() []*pending {
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	n := min(len(hw.inbox), hw.h.cfg.MaxBatch)
+	b := make([]*pending, n)
+	copy(b, hw.inbox)
+	clear(hw.inbox[:n])
+	hw.inbox = hw.inbox[n:]
+	return b
+}
+
+func (hw *hosted) takeCtrl() *handoffReq {
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	if len(hw.ctrl) == 0 {
+		return nil
+	}
+	c := hw.ctrl[0]
+	hw.ctrl = hw.ctrl[1:]
+	return c
+}
+
+func (hw *hosted) hasCtrl() bool {
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	return len(hw.ctrl) > 0
+}
+
+// renew renews synchronously; when that fails it re-reads the head and,
+// if the world is still this node's, adopts and renews again. false: the
+// world is gone (ended).
+func (hw *hosted) renew(ctx context.Context) bool {
+	sent := hw.h.clock.Now()
+	err := hw.holder.Renew(ctx)
+	if err == nil {
+		hw.renewedAt = sent
+		return true
+	}
+	hw.h.log.Warn("world renewal failed; re-reading the head", "world", hw.world, "node", hw.h.cfg.Node, "err", err)
+	w, adopted, rerr := hw.holder.Read(ctx)
+	if rerr == nil && adopted {
+		sent = hw.h.clock.Now()
+		if err = hw.holder.Renew(ctx); err == nil {
+			hw.renewedAt = sent
+			return true
+		}
+	}
+	if rerr == nil && w.State.Holder != hw.h.cfg.Node {
+		hw.release(&NotHolderError{World: hw.world, Holder: w.State.Holder, Epoch: w.State.Epoch})
+		return false
+	}
+	if hw.holder.Runway() > 0 {
+		hw.renewedAt = hw.h.clock.Now().Add(-hw.h.cfg.Timing.Renew + hw.h.cfg.Timing.Drain) // try again after T_drain
+		return true
+	}
+	hw.release(&NotHolderError{World: hw.world})
+	return false
+}
+
+// release ends the loop and drops the world from the host, keeping the
+// mirror warm for a later Acquire.
+func (hw *hosted) release(err error) {
+	hw.end(err)
+	hw.h.drop(hw)
+}
+
+// handoff hands the lease to c.to as this holder's last act: every turn
+// taken before it is journaled first; commands still queued go to the new
+// holder with a *NotHolderError naming it.
+func (hw *hosted) handoff(ctx context.Context, c *handoffReq) {
+	w, err := hw.holder.Handoff(ctx, c.to)
+	c.err = err
+	if err != nil {
+		// Handed off or not, the epoch is dropped (it was promised away):
+		// read the head to tell submitters where the world is.
+		w, _, _ = hw.holder.Read(ctx)
+	}
+	nh := &NotHolderError{World: hw.world}
+	if w != nil {
+		nh.Holder, nh.Epoch = w.State.Holder, w.State.Epoch
+	}
+	hw.release(nh)
+	c.done.Fire()
+}
+
+// turn decides a batch of commands against the mirror, appends one entry
+// per new command in one group commit, and answers each. false: the lease
+// is gone and the loop ended.
+func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
+	m := hw.m
+	now := hw.h.clock.Now()
+	if m.dirty {
+		if err := m.catchUp(ctx, hw.h.cfg.Store, hw.h.clock.Now); err != nil {
+			for _, p := range batch {
+				p.finish(Reply{}, &UnknownOutcomeError{World: hw.world, Key: p.cmd.Key, Err: err})
+			}
+			return true
+		}
+	}
+	start := hw.h.clock.Now()
+	var (
+		entries []world.Entry
+		owners  [][]*pending
+		hashes  []string
+		replies []json.RawMessage
+		inBatch = map[string]int{}
+	)
+	for _, p := range batch {
+		if err := p.ctx.Err(); err != nil {
+			p.finish(Reply{}, err) // the submitter gave up before its turn: nothing is journaled for it
+			continue
+		}
+		if r, ok := m.keys[p.cmd.Key]; ok {
+			if r.hash != p.hash {
+				p.finish(Reply{}, &KeyReusedError{World: hw.world, Key: p.cmd.Key, Position: r.pos})
+			} else {
+				p.finish(Reply{Position: r.pos, Payload: r.reply, Duplicate: true}, nil)
+			}
+			continue
+		}
+		if i, ok := inBatch[p.cmd.Key]; ok { // the same key twice in one batch: one turn
+			if hashes[i] != p.hash {
+				p.finish(Reply{}, &KeyReusedError{World: hw.world, Key: p.cmd.Key})
+			} else {
+				owners[i] = append(owners[i], p)
+			}
+			continue
+		}
+		d, err := m.state.Decide(p.cmd)
+		if err != nil {
+			p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
+			continue
+		}
+		reply, err := compactReply(d.Reply)
+		if err != nil {
+			p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
+			continue
+		}
+		payload, err := encodeTurn(&turn{Program: m.prog.Name(), Hash: p.hash, Events: d.Events, Reply: reply})
+		if err != nil {
+			p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
+			continue
+		}
+		applied := true
+		for _, ev := range d.Events {
+			if err := m.state.Apply(ev); err != nil {
+				// Part of the turn is in the state: rebuild it before the
+				// next decision, and journal none of this command.
+				m.dirty, applied = true, false
+				p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
+				break
+			}
+		}
+		if !applied {
+			break
+		}
+		inBatch[p.cmd.Key] = len(entries)
+		entries = append(entries, world.Entry{Kind: TurnKind, Key: p.cmd.Key, Payload: payload})
+		owners = append(owners, []*pending{p})
+		hashes = append(hashes, p.hash)
+		replies = append(replies, reply)
+	}
+	if m.dirty && len(entries) < len(batch) {
+		// An apply failed: the commands after it were not decided; they wait
+		// for the next batch, after the rebuild.
+		hw.requeueUndecided(batch, owners)
+	}
+	if len(entries) == 0 {
+		return true
+	}
+	outs, err := hw.holder.Append(ctx, m.pos, entries...)
+	if err != nil {
+		m.dirty = true // the decided events are in the state, not (known to be) in the journal
+		var he *world.HolderError
+		if errors.As(err, &he) { // refused by the holder itself: nothing was sent
+			for _, ps := range owners {
+				for _, p := range ps {
+					p.finish(Reply{}, &NotHolderError{World: hw.world})
+				}
+			}
+			if he.Reason == world.RefusedNoEpoch {
+				hw.release(&NotHolderError{World: hw.world})
+				return false
+			}
+			return true
+		}
+		for _, ps := range owners {
+			for _, p := range ps {
+				p.finish(Reply{}, &UnknownOutcomeError{World: hw.world, Key: p.cmd.Key, Err: err})
+			}
+		}
+		return true
+	}
+	// A new entry lands past the mirror (the holder's own lease.renewed
+	// entries may sit between); a key the store already held answers its
+	// first position, a turn entry the clean mirror has folded, so at or
+	// before m.pos.
+	last, lost := m.pos, false
+	for i, o := range outs {
+		switch {
+		case o.Err != nil:
+			m.dirty = true
+			var re *journal.RefusedError
+			if errors.As(o.Err, &re) && (errors.Is(o.Err, lease.ErrFenced) || errors.Is(o.Err, lease.ErrNotHolder) || errors.Is(o.Err, lease.ErrLeaseExpired)) {
+				lost = true
+				for _, p := range owners[i] {
+					p.finish(Reply{}, &NotHolderError{World: hw.world})
+				}
+				continue
+			}
+			for _, p := range owners[i] {
+				p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: o.Err})
+			}
+		case o.Position > last:
+			last = o.Position
+			m.remember(entries[i].Key, keyRecord{hash: hashes[i], reply: replies[i], pos: o.Position}, now)
+			for _, p := range owners[i] {
+				p.finish(Reply{Position: o.Position, Payload: replies[i]}, nil)
+			}
+		default:
+			// The store already held this key (applied before the mirror's
+			// memory of keys reaches): nothing was written for it, and the
+			// events decided now are not the journal's.
+			m.dirty = true
+			hw.answerFromJournal(ctx, owners[i], hashes[i], o.Position)
+		}
+	}
+	if !m.dirty {
+		m.pos = last
+	}
+	hw.load.turned(len(entries), hw.h.clock.Now().Sub(start))
+	if lost {
+		w, _, _ := hw.holder.Read(ctx)
+		nh := &NotHolderError{World: hw.world}
+		if w != nil && w.State.Holder != hw.h.cfg.Node {
+			nh.Holder, nh.Epoch = w.State.Holder, w.State.Epoch
+		}
+		if hw.holder.Epoch() == 0 {
+			hw.release(nh)
+			return false
+		}
+	}
+	return true
+}
+
+// requeueUndecided puts the batch's commands that were neither answered
+// nor journaled back at the front of the inbox.
+func (hw *hosted) requeueUndecided(batch []*pending, owners [][]*pending) {
+	decided := map[*pending]bool{}
+	for _, ps := range owners {
+		for _, p := range ps {
+			decided[p] = true
+		}
+	}
+	var back []*pending
+	for _, p := range batch {
+		if !decided[p] && !p.done.Fired() {
+			back = append(back, p)
+		}
+	}
+	hw.mu.Lock()
+	hw.inbox = append(back, hw.inbox...)
+	hw.mu.Unlock()
+}
+
+func (hw *hosted) answerFromJournal(ctx context.Context, ps []*pending, hash string, pos int64) {
+	_, t, err := readTurn(ctx, hw.h.cfg.Store, hw.world, pos)
+	for _, p := range ps {
+		switch {
+		case err != nil:
+			p.finish(Reply{}, &UnknownOutcomeError{World: hw.world, Key: p.cmd.Key, Err: err})
+		case t.Hash != hash:
+			p.finish(Reply{}, &KeyReusedError{World: hw.world, Key: p.cmd.Key, Position: pos})
+		default:
+			p.finish(Reply{Position: pos, Payload: t.Reply, Duplicate: true}, nil)
+		}
+	}
+}
+
+func compactReply(r json.RawMessage) (json.RawMessage, error) {
+	if len(r) == 0 {
+		return nil, nil
+	}
+	return journal.NormalizePayload(r)
+}

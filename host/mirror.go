@@ -1,0 +1,134 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// mirror is one world's state folded from its journal on this node, with
+// the replies of recent commands by key.
+//
+// The state may run ahead of the journal while a batch is decided and in
+// flight (spec: its events are applied as each command is decided, so the
+// next command sees them); if the batch is not journaled exactly as
+// decided, the mirror is dirty and is rebuilt from the journal before the
+// next decision.
+type mirror struct {
+	world string
+	prog  Program
+	state State
+	pos   int64 // position replayed (or journaled by this node) through
+	dirty bool
+
+	keys   map[string]keyRecord
+	order  []keyAge // keys in the order they were recorded, for retention
+	maxAge time.Duration
+	maxLen int
+}
+
+type keyRecord struct {
+	hash  string
+	reply json.RawMessage
+	pos   int64
+}
+
+type keyAge struct {
+	key string
+	at  time.Time
+}
+
+func newMirror(w string, p Program, maxAge time.Duration, maxLen int) *mirror {
+	return &mirror{world: w, prog: p, state: p.New(), keys: map[string]keyRecord{}, maxAge: maxAge, maxLen: maxLen}
+}
+
+// reset forgets everything: the next catchUp replays from position 1.
+func (m *mirror) reset() {
+	m.state, m.pos, m.dirty = m.prog.New(), 0, false
+	m.keys, m.order = map[string]keyRecord{}, nil
+}
+
+// remember records a key's reply; old ones beyond the retention are
+// forgotten (a retry of a forgotten key is still applied once: the store's
+// key index answers its first position, and the host reads the reply
+// there).
+func (m *mirror) remember(key string, r keyRecord, now time.Time) {
+	if _, ok := m.keys[key]; !ok {
+		m.order = append(m.order, keyAge{key, now})
+	}
+	m.keys[key] = r
+	for len(m.order) > 0 && (len(m.order) > m.maxLen || now.Sub(m.order[0].at) > m.maxAge) {
+		delete(m.keys, m.order[0].key)
+		m.order[0] = keyAge{}
+		m.order = m.order[1:]
+	}
+}
+
+// fold applies one journal entry read from the store.
+func (m *mirror) fold(e *journal.Entry, now time.Time) error {
+	if e.Position != m.pos+1 {
+		return fmt.Errorf("world %s: mirror at %d read position %d: %w", m.world, m.pos, e.Position, lease.ErrCorrupt)
+	}
+	if e.Kind == TurnKind {
+		t, err := decodeTurn(e)
+		if err != nil {
+			return err
+		}
+		if t.Program != m.prog.Name() {
+			return &ProgramError{World: m.world, Program: m.prog.Name(), Position: e.Position,
+				Err: fmt.Errorf("%w (%q)", errProgramMismatch, t.Program)}
+		}
+		for _, ev := range t.Events {
+			if err := m.state.Apply(ev); err != nil {
+				return &ProgramError{World: m.world, Program: m.prog.Name(), Position: e.Position,
+					Err: fmt.Errorf("applying %s: %v: %w", ev.Kind, err, lease.ErrCorrupt)}
+			}
+		}
+		m.remember(e.Key, keyRecord{hash: t.Hash, reply: t.Reply, pos: e.Position}, now)
+	}
+	m.pos = e.Position
+	return nil
+}
+
+// catchUp replays the journal from the mirror's position to the head (a
+// dirty mirror from position 1).
+func (m *mirror) catchUp(ctx context.Context, s Store, now func() time.Time) error {
+	if m.dirty {
+		m.reset()
+	}
+	for {
+		es, err := s.JournalRead(ctx, &driver.JournalReadParams{World: m.world, From: m.pos + 1, Limit: 1000})
+		if err != nil {
+			return fmt.Errorf("world %s: replaying from %d: %w", m.world, m.pos+1, err)
+		}
+		t := now()
+		for i := range es {
+			if err := m.fold(&es[i], t); err != nil {
+				m.dirty = true
+				return err
+			}
+		}
+		if len(es) < 1000 {
+			return nil
+		}
+	}
+}
+
+// readTurn reads the turn entry at pos (a key the store had and the mirror
+// forgot).
+func readTurn(ctx context.Context, s Store, w string, pos int64) (*journal.Entry, *turn, error) {
+	es, err := s.JournalRead(ctx, &driver.JournalReadParams{World: w, From: pos, Limit: 1})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(es) == 0 || es[0].Position != pos || es[0].Kind != TurnKind {
+		return nil, nil, fmt.Errorf("world %s: no turn entry at position %d: %w", w, pos, lease.ErrCorrupt)
+	}
+	t, err := decodeTurn(&es[0])
+	return &es[0], t, err
+}

@@ -1,0 +1,132 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/rt"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Router submits commands to whichever of its hosts holds a world, the
+// way a client of several hosts in one process would: it follows the
+// holder a *NotHolderError names (or the store's head), waits out an
+// overloaded inbox, and retries an unknown outcome with the same key —
+// which the key rule makes safe. The server (`leasehold serve`) does the
+// same for remote submitters.
+type Router struct {
+	store Store
+	rt    rt.Runtime
+
+	mu    sync.Mutex
+	hosts map[string]*Host
+	where map[string]string // world → the node last seen holding it
+}
+
+// NewRouter returns a Router over the hosts, reading heads from s.
+func NewRouter(s Store, hosts ...*Host) *Router {
+	r := &Router{store: s, rt: rt.Real(clock.Real()), hosts: map[string]*Host{}, where: map[string]string{}}
+	for _, h := range hosts {
+		r.hosts[h.Node()] = h
+	}
+	return r
+}
+
+// maxRouteAttempts bounds one Submit's retries: each is a hop to another
+// holder, a wait for an inbox or a retry after an unknown outcome.
+const maxRouteAttempts = 1000
+
+// Submit submits cmd to the world's holder among the router's hosts and
+// returns its reply; see Host.Submit for the errors. It gives up with the
+// last retryable error after maxRouteAttempts or when ctx ends.
+func (r *Router) Submit(ctx context.Context, w string, cmd Command) (Reply, error) {
+	var last error
+	backoff := time.Millisecond
+	for range maxRouteAttempts {
+		h, err := r.route(ctx, w)
+		if err != nil {
+			return Reply{}, err
+		}
+		rep, err := h.Submit(ctx, w, cmd)
+		if err == nil {
+			return rep, nil
+		}
+		last = err
+		if ctx.Err() != nil || !retryable(err) {
+			return Reply{}, err
+		}
+		var nh *NotHolderError
+		var ov *OverloadedError
+		switch {
+		case errors.As(err, &nh) && nh.Holder != "" && nh.Holder != h.Node():
+			r.setWhere(w, nh.Holder) // hop at once
+			continue
+		case errors.As(err, &ov):
+			if !rt.Sleep(r.rt, ctx, ov.RetryAfter) {
+				return Reply{}, err
+			}
+			continue
+		case errors.Is(err, lease.ErrNotHolder), errors.Is(err, lease.ErrClosed):
+			r.setWhere(w, "") // read the head next time
+		}
+		if !rt.Sleep(r.rt, ctx, backoff) {
+			return Reply{}, last
+		}
+		backoff = min(backoff*2, 100*time.Millisecond)
+	}
+	return Reply{}, fmt.Errorf("world %s: gave up after %d attempts: %w", w, maxRouteAttempts, last)
+}
+
+// Handoff hands w from one of the router's hosts to another and has the
+// receiver acquire it at once (rather than on its next submission).
+func (r *Router) Handoff(ctx context.Context, w, from, to string) error {
+	r.mu.Lock()
+	hf, ht := r.hosts[from], r.hosts[to]
+	r.mu.Unlock()
+	if hf == nil || ht == nil {
+		return fmt.Errorf("world %s: handoff %s → %s: both must be hosts of this router: %w", w, from, to, lease.ErrInvalid)
+	}
+	if err := hf.Handoff(ctx, w, to); err != nil {
+		return err
+	}
+	r.setWhere(w, to)
+	return ht.Acquire(ctx, w)
+}
+
+func (r *Router) setWhere(w, node string) {
+	r.mu.Lock()
+	r.where[w] = node
+	r.mu.Unlock()
+}
+
+// route finds the host to submit to: the node last seen holding w, or the
+// holder the store's head names.
+func (r *Router) route(ctx context.Context, w string) (*Host, error) {
+	r.mu.Lock()
+	node := r.where[w]
+	r.mu.Unlock()
+	if node == "" {
+		head, err := r.store.WorldGet(ctx, &driver.WorldGetParams{World: w})
+		if err != nil {
+			return nil, err
+		}
+		node = head.State.Holder
+		if node == "" {
+			return nil, &NotHolderError{World: w, Epoch: head.State.Epoch}
+		}
+		r.setWhere(w, node)
+	}
+	r.mu.Lock()
+	h := r.hosts[node]
+	r.mu.Unlock()
+	if h == nil {
+		r.setWhere(w, "")
+		return nil, &NotHolderError{World: w, Holder: node}
+	}
+	return h, nil
+}
