@@ -82,14 +82,20 @@ func (r *Router) Submit(ctx context.Context, w string, cmd Command) (Reply, erro
 	return Reply{}, fmt.Errorf("world %s: gave up after %d attempts: %w", w, maxRouteAttempts, last)
 }
 
-// Handoff hands w from one of the router's hosts to another and has the
-// receiver acquire it at once (rather than on its next submission).
+// Handoff hands w from one of the router's hosts to another: the receiver
+// looks at the world and warms its mirror first (Host.Prepare: its first
+// look must come before the handoff lands, see Host.Acquire), the sender
+// hands off, and the receiver acquires at once (rather than on its next
+// submission), replaying only the tail.
 func (r *Router) Handoff(ctx context.Context, w, from, to string) error {
 	r.mu.Lock()
 	hf, ht := r.hosts[from], r.hosts[to]
 	r.mu.Unlock()
 	if hf == nil || ht == nil {
 		return fmt.Errorf("world %s: handoff %s → %s: both must be hosts of this router: %w", w, from, to, lease.ErrInvalid)
+	}
+	if err := ht.Prepare(ctx, w); err != nil {
+		return err
 	}
 	if err := hf.Handoff(ctx, w, to); err != nil {
 		return err
