@@ -20,17 +20,23 @@ import (
 // which the key rule makes safe. The server (`leasehold serve`) does the
 // same for remote submitters.
 type Router struct {
-	store Store
+	store HeadReader
 	rt    rt.Runtime
 
 	mu    sync.Mutex
-	hosts map[string]*Host
+	hosts map[string]Peer
 	where map[string]string // world → the node last seen holding it
 }
 
-// NewRouter returns a Router over the hosts, reading heads from s.
-func NewRouter(s Store, hosts ...*Host) *Router {
-	r := &Router{store: s, rt: rt.Real(clock.Real()), hosts: map[string]*Host{}, where: map[string]string{}}
+// HeadReader reads a world's head: all a Router needs of the store.
+type HeadReader interface {
+	WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver.World, error)
+}
+
+// NewRouter returns a Router over the hosts (in this process or remote),
+// reading heads from s.
+func NewRouter(s HeadReader, hosts ...Peer) *Router {
+	r := &Router{store: s, rt: rt.Real(clock.Real()), hosts: map[string]Peer{}, where: map[string]string{}}
 	for _, h := range hosts {
 		r.hosts[h.Node()] = h
 	}
@@ -50,7 +56,16 @@ func (r *Router) Submit(ctx context.Context, w string, cmd Command) (Reply, erro
 	for range maxRouteAttempts {
 		h, err := r.route(ctx, w)
 		if err != nil {
-			return Reply{}, err
+			var nh *NotHolderError
+			if !errors.As(err, &nh) || nh.Holder != "" || ctx.Err() != nil {
+				return Reply{}, err
+			}
+			last = err // nobody holds the world this instant (between a revoke and a grant)
+			if !rt.Sleep(r.rt, ctx, backoff) {
+				return Reply{}, last
+			}
+			backoff = min(backoff*2, 100*time.Millisecond)
+			continue
 		}
 		rep, err := h.Submit(ctx, w, cmd)
 		if err == nil {
@@ -112,7 +127,7 @@ func (r *Router) setWhere(w, node string) {
 
 // route finds the host to submit to: the node last seen holding w, or the
 // holder the store's head names.
-func (r *Router) route(ctx context.Context, w string) (*Host, error) {
+func (r *Router) route(ctx context.Context, w string) (Peer, error) {
 	r.mu.Lock()
 	node := r.where[w]
 	r.mu.Unlock()
