@@ -30,6 +30,7 @@ var commands = []command{
 	{"audit", "verify a journal (--world W from the store, or --file F.jsonl) and prove who held the lease at every position", runAudit},
 	{"export", "write a world's journal as JSONL", runExport},
 	{"import", "create a world from a verified JSONL export", runImport},
+	{"host", "run a world host: hold the worlds the store gives --node, run their turns, serve its HTTP API", runHost},
 	{"sweep", "revoke expired leases and grant each world's home the next epoch", runSweep},
 	{"doctor", "sample the store clock (offset, rate error, steps, latency) and judge whether write-behind is safe", runDoctor},
 	{"sim", "deterministic simulation: `sim --seeds N --from S` checks the safety invariants under seeded faults", runSim},

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/host"
+	"github.com/leasehold/leasehold/host/programs"
+	"github.com/leasehold/leasehold/internal/world"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// programsByName are the programs `leasehold host --program` can run.
+var programsByName = map[string]host.Program{"bank": programs.Bank{}, "kv": programs.KV{}}
+
+// runHost is `leasehold host`: a world host process. It holds the worlds
+// the store delivers to --node, runs their turns with --program, and
+// serves the host's HTTP API (host.Handler) on --listen, printing the
+// address it listens on as its first line. With --sweep it also runs the
+// expiry sweep, as a home replica does. SIGTERM or SIGINT stops it.
+func runHost(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlagSet("host", out)
+	db := fs.String("db", defaultStore(), "postgres:// URL or SQLite file path")
+	node := fs.String("node", "", "this host's node name (required): the holder name its leases are granted to")
+	prog := fs.String("program", "bank", "the program the worlds run: bank or kv")
+	listen := fs.String("listen", "127.0.0.1:7461", "address of the host's HTTP API (port 0: any free port)")
+	create := fs.String("create", "", "comma-separated worlds to create, homed on this node, at start")
+	sweep := fs.Bool("sweep", false, "run the expiry sweep (a home replica)")
+	wd := lease.WorldDefaults()
+	term := fs.Duration("lease", wd.Lease, "world lease term T_lease")
+	renew := fs.Duration("renew", wd.Renew, "T_renew")
+	drain := fs.Duration("drain", wd.Drain, "T_drain")
+	dstop := fs.Duration("dstop", wd.Stop, "D_stop")
+	skew := fs.Duration("skew", wd.Skew, "S")
+	poll := fs.Duration("poll", wd.Poll, "P (the sweep's period)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, ok := programsByName[*prog]
+	if !ok {
+		return fmt.Errorf("--program %q: unknown program (have: bank, kv): %w", *prog, lease.ErrInvalid)
+	}
+	t := lease.Timing{Lease: *term, Renew: *renew, Drain: *drain, Stop: *dstop, Skew: *skew, Poll: *poll, Margin: *drain}
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	d, err := openDriver(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if _, err := d.Migrate(ctx); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log})
+	if err != nil {
+		return err
+	}
+	stopCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 10*time.Second) }
+	defer func() {
+		c, cancel := stopCtx()
+		defer cancel()
+		_ = h.Stop(c)
+	}()
+	if *sweep {
+		sw := world.NewSweeper(d, clock.Real(), t, log)
+		if err := sw.Start(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			c, cancel := stopCtx()
+			defer cancel()
+			_ = sw.Stop(c)
+		}()
+	}
+	for _, w := range strings.Split(*create, ",") {
+		if w = strings.TrimSpace(w); w == "" {
+			continue
+		}
+		if err := h.Create(ctx, w); err != nil {
+			return fmt.Errorf("creating world %s: %w", w, err)
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: host.Handler(h), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(out, "listening on http://%s node=%s program=%s\n", ln.Addr(), *node, p.Name())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	c, cancel := stopCtx()
+	defer cancel()
+	if err := srv.Shutdown(c); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
