@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
@@ -125,6 +126,20 @@ type Host struct {
 	held  map[string]*hosted
 	slots map[string]*slot // every world this host generation has looked at
 	ctx   context.Context
+
+	selfStops, acquired, released atomic.Int64
+}
+
+// Stats are a host's counters since it started.
+type Stats struct {
+	Acquired  int64 `json:"acquired"`   // worlds acquired
+	Released  int64 `json:"released"`   // worlds let go: handed off, lost, stopped
+	SelfStops int64 `json:"self_stops"` // worlds let go because the durable lag reached D_stop
+}
+
+// Stats returns the host's counters.
+func (h *Host) Stats() Stats {
+	return Stats{Acquired: h.acquired.Load(), Released: h.released.Load(), SelfStops: h.selfStops.Load()}
 }
 
 // slot is what this host generation keeps of one world, held or not: its
@@ -310,6 +325,7 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	h.mu.Lock()
 	h.held[w] = hw
 	h.mu.Unlock()
+	h.acquired.Add(1)
 	h.life.Go("world "+w, func() { hw.loop(loopCtx) })
 	h.log.Info("world acquired", "world", w, "node", h.cfg.Node, "epoch", holder.Epoch(),
 		"granted_at", holder.GrantedAt(), "mirror_at", m.pos)
@@ -323,6 +339,7 @@ func (h *Host) drop(hw *hosted) {
 	defer h.mu.Unlock()
 	if h.held[hw.world] == hw {
 		delete(h.held, hw.world)
+		h.released.Add(1)
 	}
 }
 

@@ -159,7 +159,7 @@ func (hw *hosted) hasCtrl() bool {
 // world is gone (ended).
 func (hw *hosted) renew(ctx context.Context) bool {
 	sent := hw.h.clock.Now()
-	err := hw.holder.Renew(ctx)
+	err := hw.renewOnce(ctx)
 	if err == nil {
 		hw.renewedAt = sent
 		return true
@@ -168,7 +168,7 @@ func (hw *hosted) renew(ctx context.Context) bool {
 	w, adopted, rerr := hw.holder.Read(ctx)
 	if rerr == nil && adopted {
 		sent = hw.h.clock.Now()
-		if err = hw.holder.Renew(ctx); err == nil {
+		if err = hw.renewOnce(ctx); err == nil {
 			hw.renewedAt = sent
 			return true
 		}
@@ -183,6 +183,16 @@ func (hw *hosted) renew(ctx context.Context) bool {
 	}
 	hw.release(&NotHolderError{World: hw.world})
 	return false
+}
+
+// renewOnce is one synchronous renewal, bounded by what is left before
+// the self-stop: a renewal confirmed later than that could not keep the
+// holder going anyway, and a blackholed store must not hold the loop.
+func (hw *hosted) renewOnce(ctx context.Context) error {
+	left := hw.renewedAt.Add(hw.h.cfg.Timing.Stop).Sub(hw.h.clock.Now())
+	ctx, cancel := hw.h.cfg.Runtime.WithTimeout(ctx, max(left, hw.h.cfg.Timing.Drain))
+	defer cancel()
+	return hw.holder.Renew(ctx)
 }
 
 // release ends the loop and drops the world from the host, keeping the
@@ -217,6 +227,19 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) {
 func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 	m := hw.m
 	now := hw.h.clock.Now()
+	if lag := now.Sub(hw.renewedAt); lag >= hw.h.cfg.Timing.Stop {
+		// Self-stop (SPEC §2): the last confirmed renewal was sent D_stop
+		// ago; the holder writes nothing more under this epoch, and the
+		// world is left to expire and be granted elsewhere.
+		hw.h.selfStops.Add(1)
+		hw.h.log.Warn("world holder stopped itself: durable lag reached D_stop", "world", hw.world,
+			"node", hw.h.cfg.Node, "lag", lag, "d_stop", hw.h.cfg.Timing.Stop)
+		for _, p := range batch {
+			p.finish(Reply{}, &NotHolderError{World: hw.world})
+		}
+		hw.release(&NotHolderError{World: hw.world})
+		return false
+	}
 	if m.dirty {
 		if err := m.catchUp(ctx, hw.h.cfg.Store, hw.h.clock.Now); err != nil {
 			for _, p := range batch {
@@ -296,7 +319,12 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 	if len(entries) == 0 {
 		return true
 	}
-	outs, err := hw.holder.Append(ctx, m.pos, entries...)
+	// The append is bounded by the holder's runway: past it the holder
+	// could not act on the answer, and a deadline lets the store roll an
+	// append that cannot commit in time back instead of leaving it unknown.
+	actx, cancel := hw.h.cfg.Runtime.WithTimeout(ctx, max(hw.holder.Runway(), hw.h.cfg.Timing.Drain))
+	outs, err := hw.holder.Append(actx, m.pos, entries...)
+	cancel()
 	if err != nil {
 		m.dirty = true // the decided events are in the state, not (known to be) in the journal
 		var he *world.HolderError

@@ -36,6 +36,7 @@ type statusBody struct {
 	Node    string   `json:"node"`
 	Program string   `json:"program"`
 	Held    []string `json:"held"`
+	Stats   Stats    `json:"stats"`
 }
 
 // Handler serves a host's HTTP API: what another process needs to submit
@@ -46,7 +47,7 @@ type statusBody struct {
 //	POST /v1/worlds/{world}/prepare   first look and mirror warm-up (before a handoff to here)
 //	POST /v1/worlds/{world}/acquire   hold a world the store delivered here
 //	POST /v1/worlds/{world}/handoff   {"to"} hand the world to another node
-//	GET  /v1/status                   {"node","program","held"}
+//	GET  /v1/status                   {"node","program","held","stats"}
 //
 // Errors are RFC 9457 problem documents (Problem). Bodies are decoded
 // strictly: unknown fields and trailing data are refused, and a body over
@@ -91,7 +92,7 @@ func Handler(h *Host) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, statusBody{Node: h.Node(), Program: h.cfg.Program.Name(), Held: h.Held()})
+		writeJSON(w, statusBody{Node: h.Node(), Program: h.cfg.Program.Name(), Held: h.Held(), Stats: h.Stats()})
 	})
 	return mux
 }

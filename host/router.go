@@ -86,8 +86,11 @@ func (r *Router) Submit(ctx context.Context, w string, cmd Command) (Reply, erro
 				return Reply{}, err
 			}
 			continue
-		case errors.Is(err, lease.ErrNotHolder), errors.Is(err, lease.ErrClosed):
-			r.setWhere(w, "") // read the head next time
+		case errors.Is(err, lease.ErrNotHolder), errors.Is(err, lease.ErrClosed), errors.Is(err, lease.ErrUnavailable):
+			// Read the head next time: the holder may have moved, or died
+			// and been swept (a dead remote answers nothing but unavailable
+			// until the sweep grants the world elsewhere).
+			r.setWhere(w, "")
 		}
 		if !rt.Sleep(r.rt, ctx, backoff) {
 			return Reply{}, last
