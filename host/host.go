@@ -134,7 +134,7 @@ type Host struct {
 type Stats struct {
 	Acquired  int64 `json:"acquired"`   // worlds acquired
 	Released  int64 `json:"released"`   // worlds let go: handed off, lost, stopped
-	SelfStops int64 `json:"self_stops"` // worlds let go because the durable lag reached D_stop
+	SelfStops int64 `json:"self_stops"` // worlds let go because the lease could not be confirmed: a failed renewal, or the durable lag at D_stop
 }
 
 // Stats returns the host's counters.

@@ -177,6 +177,10 @@ func (hw *hosted) renew(ctx context.Context) bool {
 		hw.release(&NotHolderError{World: hw.world, Holder: w.State.Holder, Epoch: w.State.Epoch})
 		return false
 	}
+	// The lease could not be confirmed (the store unreachable, or the
+	// renewal refused): the holder has dropped the epoch, and the world is
+	// let go — before D_stop, the safe side of the self-stop.
+	hw.h.selfStops.Add(1)
 	if hw.holder.Runway() > 0 {
 		hw.renewedAt = hw.h.clock.Now().Add(-hw.h.cfg.Timing.Renew + hw.h.cfg.Timing.Drain) // try again after T_drain
 		return true

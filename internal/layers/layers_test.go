@@ -102,6 +102,7 @@ var rules = map[string]rule{
 	"internal/faulttest":  {layer: "test infrastructure"},
 	"internal/layers":     {layer: "test infrastructure"},
 	"internal/difftest":   {layer: "test infrastructure"},
+	"internal/worldfault": {layer: "test infrastructure"},
 	"model":               {layer: "test infrastructure"},
 	"internal/bench":      {layer: "tool", inside: []string{"*"}, outside: []string{"*"}},
 	"cmd/leasehold":       {layer: "tool", inside: []string{"*"}, outside: []string{"*"}},
