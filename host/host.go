@@ -57,6 +57,8 @@ type Config struct {
 	// forgotten key is still applied once and answered from its entry.
 	KeyRetention time.Duration
 	MaxKeys      int
+	// Band is the hot-world policy; nil (or no threshold set) disables it.
+	Band *Band
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Runtime is the seam goroutines and waits go through (the simulator's
@@ -99,6 +101,19 @@ func (c *Config) withDefaults() error {
 	if c.Runtime == nil {
 		c.Runtime = rt.Real(c.Clock)
 	}
+	if c.Band.enabled() {
+		b := *c.Band
+		b.withDefaults()
+		if b.Mover == nil {
+			return fmt.Errorf("host: a Band needs a Mover (a Router over the hosts): %w", lease.ErrInvalid)
+		}
+		for _, n := range b.Spill {
+			if err := journal.ValidateID("spill node", n); err != nil {
+				return err
+			}
+		}
+		c.Band = &b
+	}
 	return nil
 }
 
@@ -127,19 +142,22 @@ type Host struct {
 	slots map[string]*slot // every world this host generation has looked at
 	ctx   context.Context
 
-	selfStops, acquired, released atomic.Int64
+	selfStops, acquired, released, spills, handbacks atomic.Int64
 }
 
 // Stats are a host's counters since it started.
 type Stats struct {
 	Acquired  int64 `json:"acquired"`   // worlds acquired
 	Released  int64 `json:"released"`   // worlds let go: handed off, lost, stopped
+	Spills    int64 `json:"spills"`    // hot-world band: worlds this host spilled to a spill node
+	Handbacks int64 `json:"handbacks"` // hot-world band: worlds this host handed back home
 	SelfStops int64 `json:"self_stops"` // worlds let go because the lease could not be confirmed: a failed renewal, or the durable lag at D_stop
 }
 
 // Stats returns the host's counters.
 func (h *Host) Stats() Stats {
-	return Stats{Acquired: h.acquired.Load(), Released: h.released.Load(), SelfStops: h.selfStops.Load()}
+	return Stats{Acquired: h.acquired.Load(), Released: h.released.Load(), SelfStops: h.selfStops.Load(),
+		Spills: h.spills.Load(), Handbacks: h.handbacks.Load()}
 }
 
 // slot is what this host generation keeps of one world, held or not: its
@@ -318,7 +336,10 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 			return nil, err
 		}
 	}
-	hw = &hosted{h: h, world: w, holder: holder, m: m, renewedAt: sent}
+	hw = &hosted{h: h, world: w, holder: holder, m: m, renewedAt: sent, home: head.Home, bandAt: h.clock.Now()}
+	if h.cfg.Band.enabled() {
+		hw.load.window = h.cfg.Band.Window
+	}
 	hw.sig.RT = h.cfg.Runtime
 	hw.stopped = h.cfg.Runtime.NewEvent()
 	hw.load.init(h.clock.Now())
@@ -386,6 +407,10 @@ func (h *Host) Submit(ctx context.Context, w string, cmd Command) (Reply, error)
 // are answered with a *NotHolderError naming to. The mirror stays warm
 // here, so a handback replays only what the other node appended.
 func (h *Host) Handoff(ctx context.Context, w, to string) error {
+	return h.handoff(ctx, w, to, nil)
+}
+
+func (h *Host) handoff(ctx context.Context, w, to string, note []byte) error {
 	if err := journal.ValidateID("holder", to); err != nil {
 		return err
 	}
@@ -395,7 +420,7 @@ func (h *Host) Handoff(ctx context.Context, w, to string) error {
 	if hw == nil {
 		return &NotHolderError{World: w}
 	}
-	c := &handoffReq{to: to, done: h.cfg.Runtime.NewEvent()}
+	c := &handoffReq{to: to, note: note, done: h.cfg.Runtime.NewEvent()}
 	hw.mu.Lock()
 	if hw.ended {
 		err := hw.endErr

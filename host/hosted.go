@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/internal/rt"
@@ -32,6 +34,10 @@ type hosted struct {
 
 	renewedAt time.Time // send time of the last renewal this loop confirmed
 	load      loadMeter
+	home      string    // the world's home, as its head named it at the acquire
+	band      bandState // the hot-world band's judgement
+	bandAt    time.Time // when the band last judged
+	moving    atomic.Bool
 }
 
 // pending is one submitted command waiting for its reply.
@@ -51,6 +57,7 @@ func (p *pending) finish(r Reply, err error) {
 
 type handoffReq struct {
 	to   string
+	note []byte // a host.band entry to journal first, as the holder's last data entry; nil for none
 	done rt.Event
 	err  error
 }
@@ -96,6 +103,9 @@ func (hw *hosted) loop(ctx context.Context) {
 	t := hw.h.cfg.Timing
 	for {
 		wait := max(hw.renewedAt.Add(t.Renew).Sub(hw.h.clock.Now()), 0)
+		if b := hw.h.cfg.Band; b.enabled() {
+			wait = min(wait, max(hw.bandAt.Add(b.Window).Sub(hw.h.clock.Now()), 0))
+		}
 		hw.sig.Wait(ctx, wait)
 		if ctx.Err() != nil {
 			hw.end(&NotHolderError{World: hw.world}) // the host stopped: nothing queued was applied
@@ -107,8 +117,15 @@ func (hw *hosted) loop(ctx context.Context) {
 			}
 		}
 		if c := hw.takeCtrl(); c != nil {
-			hw.handoff(ctx, c)
-			return
+			if hw.handoff(ctx, c) {
+				return
+			}
+			continue
+		}
+		if b := hw.h.cfg.Band; b.enabled() && !hw.h.clock.Now().Before(hw.bandAt.Add(b.Window)) {
+			if !hw.judgeBand(ctx, b) {
+				return
+			}
 		}
 		for {
 			batch := hw.take()
@@ -189,6 +206,61 @@ func (hw *hosted) renew(ctx context.Context) bool {
 	return false
 }
 
+// judgeBand reads the last window's load and applies the hot-world band.
+// A move runs off the loop: the receiver looks at the world first, then
+// this host hands off through its own control path with the transition as
+// a host.band note (journaled with its reason and load as the holder's
+// last data entry before the handoff), then the receiver acquires.
+func (hw *hosted) judgeBand(ctx context.Context, b *Band) bool {
+	now := hw.h.clock.Now()
+	hw.bandAt = now
+	ld := hw.load.read(now)
+	if hw.moving.Load() {
+		return true
+	}
+	var mv *bandMove
+	hw.band, mv = decideBand(b, hw.band, ld, now, hw.h.cfg.Node, hw.home, hw.home == hw.h.cfg.Node)
+	if mv == nil {
+		return true
+	}
+	note, err := json.Marshal(mv)
+	if err != nil {
+		return true
+	}
+	hw.moving.Store(true)
+	w, to := hw.world, mv.To
+	hw.h.life.Go("band move "+w, func() {
+		defer hw.moving.Store(false)
+		mctx, cancel := context.WithTimeout(context.Background(), hw.h.cfg.Timing.Lease)
+		defer cancel()
+		err := b.Mover.PrepareOn(mctx, w, to)
+		if err == nil {
+			err = hw.h.handoff(mctx, w, to, note)
+		}
+		if err == nil {
+			if mv.State == "spill" {
+				hw.h.spills.Add(1)
+			} else {
+				hw.h.handbacks.Add(1)
+			}
+			hw.h.log.Info("hot-world band: moved the world", "world", w, "from", hw.h.cfg.Node, "state", mv.State,
+				"to", to, "reason", mv.Reason, "turns_per_second", mv.Load.TurnsPerSecond, "inbox_depth", mv.Load.InboxDepth)
+			err = b.Mover.AcquireOn(mctx, w, to)
+		}
+		if err != nil {
+			hw.h.log.Warn("hot-world band: the move failed", "world", w, "to", to, "err", err)
+		}
+	})
+	return true
+}
+
+func firstOutcomeErr(outs []journal.AppendOutcome) error {
+	if len(outs) > 0 {
+		return outs[0].Err
+	}
+	return nil
+}
+
 // renewOnce is one synchronous renewal, bounded by what is left before
 // the self-stop: a renewal confirmed later than that could not keep the
 // holder going anyway, and a blackholed store must not hold the loop.
@@ -207,9 +279,26 @@ func (hw *hosted) release(err error) {
 }
 
 // handoff hands the lease to c.to as this holder's last act: every turn
-// taken before it is journaled first; commands still queued go to the new
-// holder with a *NotHolderError naming it.
-func (hw *hosted) handoff(ctx context.Context, c *handoffReq) {
+// taken before it is journaled first, then c.note if any; commands still
+// queued go to the new holder with a *NotHolderError naming it. false: a
+// note could not be journaled, so the world stays here.
+func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
+	if c.note != nil {
+		actx, cancel := hw.h.cfg.Runtime.WithTimeout(ctx, max(hw.holder.Runway(), hw.h.cfg.Timing.Drain))
+		outs, err := hw.holder.Append(actx, hw.m.pos, world.Entry{Kind: BandKind, Payload: c.note})
+		cancel()
+		if err == nil {
+			err = firstOutcomeErr(outs)
+		}
+		if err != nil {
+			c.err = fmt.Errorf("world %s: journaling the band transition: %w", hw.world, err)
+			c.done.Fire()
+			return false
+		}
+		if !hw.m.dirty {
+			hw.m.pos = outs[0].Position
+		}
+	}
 	w, err := hw.holder.Handoff(ctx, c.to)
 	c.err = err
 	if err != nil {
@@ -223,6 +312,7 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) {
 	}
 	hw.release(nh)
 	c.done.Fire()
+	return true
 }
 
 // turn decides a batch of commands against the mirror, appends one entry

@@ -10,11 +10,11 @@ import (
 type Load struct {
 	// TurnsPerSecond is the rate of journaled commands over the last
 	// window (about one second).
-	TurnsPerSecond float64
+	TurnsPerSecond float64 `json:"turns_per_second"`
 	// InboxDepth is the deepest the inbox was in the last window.
-	InboxDepth int
+	InboxDepth int `json:"inbox_depth"`
 	// TurnLatency is the mean time from taking a batch to its answers.
-	TurnLatency time.Duration
+	TurnLatency time.Duration `json:"turn_latency_ns"`
 }
 
 // loadMeter measures a world's load in windows of about a second.
@@ -27,6 +27,7 @@ type loadMeter struct {
 	batches  int
 	last     Load
 	lastSeen bool
+	window   time.Duration // 0: loadWindow
 }
 
 const loadWindow = time.Second
@@ -52,7 +53,11 @@ func (l *loadMeter) turned(n int, lat time.Duration) {
 func (l *loadMeter) read(now time.Time) Load {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if el := now.Sub(l.start); el >= loadWindow {
+	win := l.window
+	if win <= 0 {
+		win = loadWindow
+	}
+	if el := now.Sub(l.start); el >= win {
 		ld := Load{TurnsPerSecond: float64(l.turns) / el.Seconds(), InboxDepth: l.depth}
 		if l.batches > 0 {
 			ld.TurnLatency = l.latSum / time.Duration(l.batches)

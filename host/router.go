@@ -43,6 +43,14 @@ func NewRouter(s HeadReader, hosts ...Peer) *Router {
 	return r
 }
 
+// Add adds a host to the router (a host whose Band's Mover is this router
+// is built before the router knows it).
+func (r *Router) Add(p Peer) {
+	r.mu.Lock()
+	r.hosts[p.Node()] = p
+	r.mu.Unlock()
+}
+
 // maxRouteAttempts bounds one Submit's retries: each is a hop to another
 // holder, a wait for an inbox or a retry after an unknown outcome.
 const maxRouteAttempts = 1000
@@ -120,6 +128,35 @@ func (r *Router) Handoff(ctx context.Context, w, from, to string) error {
 	}
 	r.setWhere(w, to)
 	return ht.Acquire(ctx, w)
+}
+
+// PrepareOn has the router's host node Prepare w (Mover).
+func (r *Router) PrepareOn(ctx context.Context, w, node string) error {
+	p, err := r.peer(w, node)
+	if err != nil {
+		return err
+	}
+	return p.Prepare(ctx, w)
+}
+
+// AcquireOn has the router's host node Acquire w (Mover).
+func (r *Router) AcquireOn(ctx context.Context, w, node string) error {
+	p, err := r.peer(w, node)
+	if err != nil {
+		return err
+	}
+	r.setWhere(w, node)
+	return p.Acquire(ctx, w)
+}
+
+func (r *Router) peer(w, node string) (Peer, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.hosts[node]
+	if p == nil {
+		return nil, fmt.Errorf("world %s: %s is not a host of this router: %w", w, node, lease.ErrInvalid)
+	}
+	return p, nil
 }
 
 func (r *Router) setWhere(w, node string) {

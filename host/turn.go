@@ -17,6 +17,11 @@ import (
 // the reply.
 const TurnKind journal.Kind = "host.turn"
 
+// BandKind is the kind of the entry a holder appends for a hot-world band
+// transition, as its last data entry before the move: payload
+// {"state": "spill"|"home", "to", "reason", "load"}.
+const BandKind journal.Kind = "host.band"
+
 // turn is the payload of a TurnKind entry. The command's payload itself is
 // not journaled, only its hash: the events are the facts, and the hash is
 // what tells a retry from a key reused for another command.
