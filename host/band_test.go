@@ -72,7 +72,9 @@ func TestTheBandSpillsAHotWorldAndBringsItHome(t *testing.T) {
 			}
 			var mv struct {
 				State, To, Reason string
-				Load              struct{ TurnsPerSecond float64 `json:"turns_per_second"` }
+				Load              struct {
+					TurnsPerSecond float64 `json:"turns_per_second"`
+				}
 			}
 			require.NoError(t, json.Unmarshal(e.Payload, &mv))
 			require.NotEmpty(t, mv.Reason)

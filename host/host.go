@@ -149,8 +149,8 @@ type Host struct {
 type Stats struct {
 	Acquired  int64 `json:"acquired"`   // worlds acquired
 	Released  int64 `json:"released"`   // worlds let go: handed off, lost, stopped
-	Spills    int64 `json:"spills"`    // hot-world band: worlds this host spilled to a spill node
-	Handbacks int64 `json:"handbacks"` // hot-world band: worlds this host handed back home
+	Spills    int64 `json:"spills"`     // hot-world band: worlds this host spilled to a spill node
+	Handbacks int64 `json:"handbacks"`  // hot-world band: worlds this host handed back home
 	SelfStops int64 `json:"self_stops"` // worlds let go because the lease could not be confirmed: a failed renewal, or the durable lag at D_stop
 }
 

@@ -66,7 +66,9 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stopCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 10*time.Second) }
+	stopCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 10*time.Second)
+	}
 	defer func() {
 		c, cancel := stopCtx()
 		defer cancel()
