@@ -14,6 +14,7 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlagSet("demo", out)
 	open := storeFlags(fs)
 	id := fs.String("world", "", "world id (default demo-<unix time>)")
+	hosts := fs.Bool("hosts", true, "also run the world-host act: a hot world spilled by the band and brought home")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,6 +82,12 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	printReport(out, rep, true)
 	if !rep.OK() {
 		return auditFailed{}
+	}
+	if *hosts {
+		fmt.Fprintln(out)
+		if err := demoHost(ctx, out, c, *id+"-hot"); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(out, "\nnext: leasehold export --world %s > %s.jsonl && leasehold audit --file %s.jsonl\n", *id, *id, *id)
 	return nil
