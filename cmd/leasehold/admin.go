@@ -34,6 +34,11 @@ func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func runWorlds(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 {
+		if sub, ok := worldsCommands[args[0]]; ok {
+			return sub(ctx, args[1:], out)
+		}
+	}
 	fs := newFlagSet("worlds", out)
 	open := storeFlags(fs)
 	if err := fs.Parse(args); err != nil {

@@ -26,7 +26,7 @@ type command struct {
 var commands = []command{
 	{"demo", "create a world, append, hand the lease around, show a fenced zombie, audit", runDemo},
 	{"migrate", "apply pending schema migrations", runMigrate},
-	{"worlds", "list worlds and their leases", runWorlds},
+	{"worlds", "list worlds and their leases; `worlds show|submit|spill|handback|revoke` (see `worlds help`)", runWorlds},
 	{"audit", "verify a journal (--world W from the store, or --file F.jsonl) and prove who held the lease at every position", runAudit},
 	{"export", "write a world's journal as JSONL", runExport},
 	{"import", "create a world from a verified JSONL export", runImport},
