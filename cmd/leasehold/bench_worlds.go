@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -23,8 +25,20 @@ func runBenchWorlds(ctx context.Context, args []string, out io.Writer) error {
 	subs := fs.Int("submitters", 8, "concurrent submitters")
 	inflight := fs.Int("inflight", 64, "commands each submitter keeps outstanding")
 	phase := fs.Duration("phase", 5*time.Second, "duration of each phase (home, spill, home again)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	cfg := bench.WorldsConfig{Submitters: *subs, InFlight: *inflight, Phase: *phase}
 	fmt.Fprintf(out, "leasehold bench worlds — %s; one world, bank program, %d submitters x %d in flight, %s per phase\n",
