@@ -60,6 +60,15 @@ var (
 	// ErrUnknownQueue: a queue outside Config.Queues (also matches
 	// ErrInvalid; an *UnknownQueueError).
 	ErrUnknownQueue = errors.New("leasehold: unknown queue")
+	// ErrOverloaded: a world's inbox is full; retry after the delay the
+	// error carries (a *host.OverloadedError).
+	ErrOverloaded = lease.ErrOverloaded
+	// ErrKeyReused: a command's idempotency key was applied with another
+	// payload; nothing was applied (a *host.KeyReusedError).
+	ErrKeyReused = lease.ErrKeyReused
+	// ErrUnavailable: the store or a host could not be reached, or a
+	// write's outcome is unknown; retry with the same idempotency key.
+	ErrUnavailable = lease.ErrUnavailable
 	// ErrClosed: the client, worker or service was stopped; what it had not
 	// written is failed back with this, never dropped.
 	ErrClosed = lease.ErrClosed
