@@ -157,3 +157,33 @@ func TestSweepSkipsWorldsItCannotPlan(t *testing.T) {
 		require.NoError(t, ctx.Err())
 	})
 }
+
+// TestSweeperOnceIsNotHeldUpByAFullBatchOfStuckWorlds (issue 17, defect
+// 15, the issue's own reproduction through the sweeper's loop): 100
+// worlds whose expired lease cannot be re-granted fill the sweeper's
+// whole batch, earliest expiry first, with one healthy expired world
+// behind them. SweepOnce used to rescan the full batch until its deadline
+// and never reach the healthy world (under Start, whose context never
+// ends, it never returned). Now it returns well before a 3s deadline,
+// having swept the healthy world, and reports the stuck ones as an error
+// matching ErrInvalid.
+func TestSweeperOnceIsNotHeldUpByAFullBatchOfStuckWorlds(t *testing.T) {
+	t.Parallel()
+	forEachFakeDriver(t, func(t *testing.T, d driver.Driver, c *clock.Fake) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		createWorlds(t, d, 100, time.Millisecond, "stuck%03d")
+		unsweepable(t, d, "stuck%")
+		createWorlds(t, d, 1, sweepTerm, "healthy%d")
+		c.Advance(sweepTerm)
+		s := world.NewSweeper(d, c, lease.WorldDefaults(), slog.New(slog.DiscardHandler))
+		n, err := s.SweepOnce(ctx)
+		require.NoError(t, ctx.Err(), "the sweep ran until its deadline")
+		require.Equal(t, 1, n, "the healthy world is swept in the same call")
+		require.ErrorIs(t, err, driver.ErrInvalid, "the stuck worlds are reported")
+		w, err := d.WorldGet(context.Background(), &driver.WorldGetParams{World: "healthy0"})
+		require.NoError(t, err)
+		require.Equal(t, "home", w.Holder)
+		require.Equal(t, int64(2), w.Epoch, "re-granted to its home")
+	})
+}
