@@ -141,4 +141,23 @@ var sweepCases = []Case{
 		require.Equal(t, int64(2), e.get("w1").Epoch)
 		e.audit("w1")
 	}},
+	// Issue 17, defect 14 at the store: a world created with a term finer
+	// than the journal's resolution keeps a default term the sweep can
+	// grant (whole milliseconds, rounded up, as the journal carries it). It
+	// was kept cut to microseconds — 5ns as 0 — and its expired lease was
+	// never swept: the holder refused as expired, everyone else as held.
+	{"SubMillisecondTermWorldIsSwept", func(t *testing.T, f Factory) {
+		e := newEnv(t, f)
+		_, err := e.d.WorldCreate(e.ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: 5 * time.Nanosecond})
+		require.NoError(t, err)
+		require.Equal(t, time.Millisecond, e.get("w").DefaultTerm, "the term as the journal carries it")
+		e.h.Clock.Advance(time.Millisecond)
+		swept, err := e.sweep1("w")
+		require.NoError(t, err)
+		require.True(t, swept, "the expired lease is re-granted to its home")
+		w := e.get("w")
+		require.Equal(t, "home", w.Holder)
+		require.Equal(t, int64(2), w.Epoch)
+		e.audit("w")
+	}},
 }
