@@ -32,6 +32,8 @@
 #   world-no-epoch-check -DBUG_WORLD_NO_EPOCH_CHECK expects W1
 #   world-adopt-old-epoch -DBUG_ADOPT_OLD_EPOCH    expects W3
 #   world-renew-revives  -DBUG_RENEW_REVIVES        expects W5
+#   world-no-key-dedup   -DBUG_NO_KEY_DEDUP         expects W6 (a command applied twice)
+#   world-append-before-replay -DBUG_APPEND_BEFORE_REPLAY expects W8
 #   world-sim-readopt    -DSIM_READOPT: sim/world.go's adoption rule as written
 #                        (may re-adopt an epoch whose handoff is in flight)
 #                        expects W4 (a finding, see README.md)
@@ -74,6 +76,8 @@ variant_defs() {
 	world-adopt-old-epoch) echo "-DBUG_ADOPT_OLD_EPOCH" ;;
 	world-renew-revives) echo "-DBUG_RENEW_REVIVES" ;;
 	world-sim-readopt) echo "-DSIM_READOPT" ;;
+	world-no-key-dedup) echo "-DBUG_NO_KEY_DEDUP" ;;
+	world-append-before-replay) echo "-DBUG_APPEND_BEFORE_REPLAY" ;;
 	*) return 1 ;;
 	esac
 }
@@ -90,6 +94,8 @@ variant_expect() { # an extended regexp over the first VIOLATED_ name
 	world-adopt-old-epoch) echo '^VIOLATED_W3_' ;;
 	world-renew-revives) echo '^VIOLATED_W5_' ;;
 	world-sim-readopt) echo '^VIOLATED_W4_' ;;
+	world-no-key-dedup) echo '^VIOLATED_W6_' ;;
+	world-append-before-replay) echo '^VIOLATED_W8_' ;;
 	esac
 }
 variant_model() { # the model file of a variant
@@ -222,7 +228,7 @@ fi
 expanded=()
 for v in "${variants[@]}"; do
 	if [ "$v" = world-bugs ]; then
-		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt)
+		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay)
 	else
 		expanded+=("$v")
 	fi

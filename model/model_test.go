@@ -141,6 +141,8 @@ func TestModel(t *testing.T) {
 		{"world-no-epoch-check", regexp.MustCompile(`^VIOLATED_W1_append_fenced_at_commit$`)},
 		{"world-adopt-old-epoch", regexp.MustCompile(`^VIOLATED_W3_one_holder_per_epoch$`)},
 		{"world-renew-revives", regexp.MustCompile(`^VIOLATED_W5_expiry_is_absorbing$`)},
+		{"world-no-key-dedup", regexp.MustCompile(`^VIOLATED_W6_command_applied_once$`)},
+		{"world-append-before-replay", regexp.MustCompile(`^VIOLATED_W8_decided_on_a_mirror_through_its_grant$`)},
 		// A finding: sim/world.go's adoption rule as written lets a holder
 		// re-adopt an epoch whose handoff is still in flight (README.md).
 		{"world-sim-readopt", regexp.MustCompile(`^VIOLATED_W4_belief_implies_lease$`)},

@@ -35,6 +35,22 @@
  *     plans on the locked head and its conditional UPDATE re-asserts the
  *     plan's Cond in the same transaction, so the position CAS never fails
  *     here; the step's guard is the plan's refusal rule and Cond.
+ *   - Commands: one idempotency key, K. Any turn a holder sends may be K's
+ *     (its client submitted or retried it there), any number of times, to
+ *     either holder, in any epoch: submissions are unbounded. A K turn is
+ *     sent only on a replayed mirror: one decided on a mirror behind its
+ *     grant lands, at the store, as such a plain turn (refused: never
+ *     written) while K is not journaled, and as a replayed K turn (answered
+ *     with K's position) once it is — nothing new. Other turns carry no
+ *     key; their contents are not modelled.
+ *   - The mirror (host/mirror.go) is abstracted to what the store and W8
+ *     compare: at each send the turn was decided either on a mirror
+ *     replayed to the head (seen = the head) or on one not yet replayed
+ *     through the epoch's grant (seen = a position before it); both are
+ *     possible at every send. The store compares seen only with granted
+ *     positions, so the head is sent as the newest grant at or before it
+ *     (w_gpos): the same answers, fewer states. No mirror position is kept
+ *     between steps.
  *
  * ===========================================================================
  * PROPERTIES — assertions; a violation first prints VIOLATED_<name>
@@ -54,12 +70,32 @@
  *       it, expires_at > now — unless an operator revoked e (on purpose).
  *   W5  expiry is absorbing: an expired lease is never renewed (no revival)
  *       while its epoch is current.
+ *   W6  a command is applied once: the command K (one idempotency key,
+ *       submitted and retried to whichever holder a client finds — across
+ *       timeouts, lost answers, orphaned requests, handoffs, crashes and
+ *       expiry) is journaled at most once; a later append carrying K is
+ *       answered with K's first position and writes nothing, in any epoch
+ *       and from any holder (the store's key rule, checked before the lease
+ *       rule: journal.PlanAppendKeyed; host.Host's turns).
+ *   W7  an acknowledged command is journaled: a holder that got K's append
+ *       answered OK (and so acknowledged K to its client) finds K in the
+ *       journal.
+ *   W8  every accepted append was decided on a mirror replayed through its
+ *       epoch's grant (the host replays before its first append: a mirror
+ *       behind the grant may not have folded the previous holder's last
+ *       turns). The store checks the seen_position the holder sends; the
+ *       ghost rmok records whether the mirror the turn was decided on had
+ *       actually been replayed through the grant.
  *
  *   Planted bugs — each must give a counterexample (check.sh world-bugs):
  *   BUG_WORLD_NO_EPOCH_CHECK  the append rule without epoch = current
  *   BUG_ADOPT_OLD_EPOCH       a restarted holder adopts the epoch its
  *                             previous generation held (ABA)
  *   BUG_RENEW_REVIVES         PlanRenew / condUpdate without the expiry check
+ *   BUG_NO_KEY_DEDUP          the store appends a key it already holds (a
+ *                             retried command applied twice)
+ *   BUG_APPEND_BEFORE_REPLAY  the host sends seen = its grant without having
+ *                             replayed through it
  */
 
 /* ---------------------------------------------------------------- bounds */
@@ -112,6 +148,7 @@ byte adopter[MAXPOS + 1];  /* W3: the generation that adopted each epoch, 0 = no
 byte rev_e;                /* W4: the epoch an operator revoked, 0 = none */
 byte nrev;                 /* operator revokes so far */
 bool wdead;                /* W5: the current epoch's lease has been seen expired */
+byte kpos;                 /* W6: the position of command K's entry, 0 = not journaled */
 
 /* The holders: one generation's memory each (lost at a crash). */
 byte inc[NH];       /* crashes so far */
@@ -130,6 +167,8 @@ byte re[2 * NH];    /* the epoch it names; for an accepted grant, the new epoch 
 byte rs[2 * NH];    /* seen_position (append); for an accepted grant, its position */
 byte rg[2 * NH];    /* ghost: the sending generation (appends only) */
 byte rst[2 * NH];   /* Q_* */
+bool rkey[2 * NH];  /* the append carries command K's key */
+bool rmok[2 * NH];  /* ghost (W8): the turn was decided on a mirror replayed through its epoch's grant */
 byte sage[NH];      /* now − send of holder i's outstanding call */
 
 #define GEN(i) ((i) * (MAXINC + 1) + inc[i] + 1)
@@ -224,8 +263,14 @@ end:
 
 /* ------------------------------------------------- the store applies a request */
 inline clear_slot(k) {
-	rk[k] = R_NONE; re[k] = 0; rs[k] = 0; rg[k] = 0; rst[k] = Q_FREE
+	rk[k] = R_NONE; re[k] = 0; rs[k] = 0; rg[k] = 0; rst[k] = Q_FREE; rkey[k] = 0; rmok[k] = 0
 }
+
+#ifdef BUG_NO_KEY_DEDUP
+#define DEDUP(k) false
+#else
+#define DEDUP(k) (rkey[k] && kpos != 0)
+#endif
 
 /* Net(k): slot k's request lands at the store, at any time after its send,
  * and is planned and written in one step. */
@@ -252,23 +297,35 @@ end:
 			:: else -> skip
 			fi
 		:: rk[k] == R_APPEND ->
-			/* journal.CheckAppend (journal/append.go) in PlanAppend, the
-			 * condUpdate WHERE position, epoch, holder = $h,
+			/* journal.PlanAppendKeyed (journal/plan.go): the key rule first —
+			 * a key the world's journal holds already is answered with its
+			 * first position and nothing is written, in any epoch, by any
+			 * holder (driver/sqlite/journal.go looks it up in the same
+			 * transaction). Then journal.CheckAppend (journal/append.go) and
+			 * the condUpdate WHERE position, epoch, holder = $h,
 			 * expires_at > $now, granted_position <= $seen; on Postgres
 			 * leasehold_journal_append (0002_append_function.sql) */
 			if
+			:: DEDUP(k) ->
+				printf("store: H%d's append carries K, journaled at %d already: answered with that position, nothing written\n", me, kpos);
+				res = Q_OK
 #ifdef BUG_WORLD_NO_EPOCH_CHECK
-			:: w_holder != NOBODY && w_holder == NAME(me) && w_rem > 0 && rs[k] >= w_gpos && w_pos + 1 <= MAXPOS ->
+			:: !DEDUP(k) && w_holder != NOBODY && w_holder == NAME(me) && w_rem > 0 && rs[k] >= w_gpos && w_pos + 1 <= MAXPOS ->
 #else
-			:: re[k] == w_epoch && w_holder != NOBODY && w_holder == NAME(me) && w_rem > 0 && rs[k] >= w_gpos && w_pos + 1 <= MAXPOS ->
+			:: !DEDUP(k) && re[k] == w_epoch && w_holder != NOBODY && w_holder == NAME(me) && w_rem > 0 && rs[k] >= w_gpos && w_pos + 1 <= MAXPOS ->
 #endif
 				w_pos++;
+				CHECK(VIOLATED_W6_command_applied_once, !rkey[k] || kpos == 0);
+				CHECK(VIOLATED_W8_decided_on_a_mirror_through_its_grant, rmok[k]);
+				if :: rkey[k] -> kpos = w_pos :: else -> skip fi;
 				CHECK(VIOLATED_W1_append_fenced_at_commit, re[k] == w_epoch && w_holder == NAME(me));
 				CHECK(VIOLATED_W2_append_after_its_grant, gat_of[re[k]] != 0 && w_pos > gat_of[re[k]] && rs[k] >= gat_of[re[k]]);
 				CHECK(VIOLATED_W3_one_holder_per_epoch, adopter[re[k]] == rg[k]);
 				printf("store: H%d's append (epoch %d, seen %d, generation %d) accepted at %d\n", me, re[k], rs[k], rg[k], w_pos);
 				res = Q_OK
-			:: re[k] == w_epoch && w_holder == NAME(me) && w_rem > 0 && rs[k] < w_gpos -> res = Q_SEEN
+			:: !DEDUP(k) && re[k] == w_epoch && w_holder == NAME(me) && w_rem > 0 && rs[k] < w_gpos ->
+				printf("store: H%d's append refused: seen %d is behind the grant at %d\n", me, rs[k], w_gpos);
+				res = Q_SEEN
 			:: else -> skip
 			fi
 		:: rk[k] == R_HANDOFF ->
@@ -331,10 +388,32 @@ inline orphan(i) {
 	if
 	:: rst[2 * i] == Q_INFL && rst[2 * i + 1] == Q_FREE ->
 		rk[2 * i + 1] = rk[2 * i]; re[2 * i + 1] = re[2 * i]; rs[2 * i + 1] = rs[2 * i];
-		rg[2 * i + 1] = rg[2 * i]; rst[2 * i + 1] = Q_INFL
+		rg[2 * i + 1] = rg[2 * i]; rst[2 * i + 1] = Q_INFL;
+		rkey[2 * i + 1] = rkey[2 * i]; rmok[2 * i + 1] = rmok[2 * i]
 	:: else -> skip
 	fi;
 	clear_slot(2 * i); sage[i] = 0
+}
+
+/* seen_position: a mirror replayed to the head sends the head; the store
+ * compares seen only with granted positions, so the newest grant at or
+ * before the head (w_gpos) stands for it — the same answers, fewer states.
+ * A mirror replayed part way (through its grant, not to the head) answers
+ * as the head does: the store compares seen only while the turn's epoch is
+ * current, i.e. only with that epoch's own grant (the head is the most
+ * permissive value, which is what BUG_WORLD_NO_EPOCH_CHECK exploits). A
+ * mirror behind the grant sends a position before it. The bug: the host
+ * sends its grant, replayed or not. */
+#ifdef BUG_APPEND_BEFORE_REPLAY
+#define SEEN(i, replayed) hgat[i]
+#else
+#define SEEN(i, replayed) (replayed -> w_gpos : hgat[i] - 1)
+#endif
+
+inline send_append(i, key, replayed) {
+	prep[i] = 0;
+	send(i, R_APPEND, hep[i], 0);
+	rs[2 * i] = SEEN(i, replayed); rkey[2 * i] = key; rmok[2 * i] = replayed
 }
 
 #ifdef BUG_ADOPT_OLD_EPOCH
@@ -402,21 +481,24 @@ end:
 		prep[i] = 1;
 		printf("H%d: runway check passes (age %d): appends next\n", i, age[i])
 	}
+	/* the send, after any pause: a turn decided on the holder's mirror, which
+	 * either has replayed the journal to the head (host/mirror.go catchUp;
+	 * host.go acquire: catch up, renew, catch up again if the grant landed
+	 * after the read) or has not yet replayed through the epoch's grant;
+	 * seen_position is what it replayed (hosted.go turn → world.Holder
+	 * Append(m.pos)). The turn is a plain one or command K's (submitted, or
+	 * retried, to this holder by K's client, any number of times). */
 	:: STEP {
-		/* the send, after any pause; seen_position is what its mirror has
-		 * replayed: its own grant (sim/world.go) ... */
-		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE ->
-		prep[i] = 0;
-		send(i, R_APPEND, hep[i], hgat[i]);
-		printf("H%d sends an append under epoch %d, seen %d (its grant)\n", i, hep[i], rs[2 * i])
+		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, 0, 1);
+		printf("H%d sends a turn under epoch %d (granted at %d), decided on its mirror replayed to the head: seen %d\n", i, hep[i], hgat[i], rs[2 * i])
 	}
 	:: STEP {
-		/* ... or the head at the send (a mirror caught up: the most
-		 * permissive; a d_step picks one branch, hence two steps) */
-		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE && w_pos != hgat[i] ->
-		prep[i] = 0;
-		send(i, R_APPEND, hep[i], w_pos);
-		printf("H%d sends an append under epoch %d, seen %d (the head)\n", i, hep[i], rs[2 * i])
+		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, 0, 0);
+		printf("H%d sends a turn under epoch %d (granted at %d), decided on its mirror NOT yet replayed through that grant: seen %d\n", i, hep[i], hgat[i], rs[2 * i])
+	}
+	:: STEP {
+		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, 1, 1);
+		printf("H%d sends command K's turn under epoch %d (granted at %d), decided on its mirror replayed to the head: seen %d\n", i, hep[i], hgat[i], rs[2 * i])
 	}
 
 	/* ------------------------------------- handoff: journal.PlanHandoff */
@@ -441,6 +523,10 @@ end:
 			printf("H%d: renewal confirmed, runway age %d\n", i, age[i])
 		:: rk[2 * i] == R_RENEW && hep[i] == re[2 * i] && rst[2 * i] != Q_OK ->
 			drop(i); printf("H%d: renewal refused: drops its epoch\n", i)
+		:: rk[2 * i] == R_APPEND && rst[2 * i] == Q_OK && rkey[2 * i] ->
+			/* K acknowledged to its client: it must be in the journal */
+			CHECK(VIOLATED_W7_acknowledged_command_journaled, kpos != 0 && kpos <= w_pos);
+			printf("H%d acknowledges K (journaled at %d)\n", i, kpos)
 		:: rk[2 * i] == R_APPEND && hep[i] == re[2 * i] && rst[2 * i] == Q_NO ->
 			drop(i); printf("H%d: append fenced: drops its epoch\n", i)
 		:: rk[2 * i] == R_GRANT && rst[2 * i] == Q_OK && hep[i] == 0 ->
