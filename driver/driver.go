@@ -29,6 +29,7 @@ var (
 type Driver interface {
 	RunStore
 	EffectStore
+	HomeStore // home.go
 
 	// Name is "sqlite" or "postgres".
 	Name() string

@@ -100,6 +100,21 @@ func (v validating) LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([
 	return normalizedCall(ctx, p, typed(v, v.Driver.LeaseScanExpired))
 }
 
+func (v validating) HomeJoin(ctx context.Context, p *HomeJoinParams) (*HomeReplica, error) {
+	return checked(ctx, p, typed(v, v.Driver.HomeJoin))
+}
+
+func (v validating) HomeLeave(ctx context.Context, p *HomeLeaveParams) error {
+	_, err := checked(ctx, p, typed(v, func(ctx context.Context, p *HomeLeaveParams) (struct{}, error) {
+		return struct{}{}, v.Driver.HomeLeave(ctx, p)
+	}))
+	return err
+}
+
+func (v validating) HomeLive(ctx context.Context, p *HomeLiveParams) ([]HomeReplica, error) {
+	return checked(ctx, p, typed(v, v.Driver.HomeLive))
+}
+
 // JournalAppend refuses a bad request in its own outcome, never its
 // neighbours: only the valid requests go down, and their outcomes are put
 // back at their indexes.
