@@ -55,7 +55,7 @@ func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 		s.onPass(rep, err)
 	}
 	for _, w := range rep.Swept {
-		s.log.Info("lease expired: revoked and granted to home", "world", w.World,
+		s.log.Info("lease expired: revoked and granted to a home replica", "world", w.World, "granted_to", w.Granted.Holder,
 			"expired_at", w.ExpiredAt, "swept_at", w.StoreTimeAt, "new_epoch", w.Granted.Epoch,
 			"class", lease.SyncCritical.String())
 	}
