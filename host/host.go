@@ -59,6 +59,15 @@ type Config struct {
 	MaxKeys      int
 	// Band is the hot-world policy; nil (or no threshold set) disables it.
 	Band *Band
+	// HomePool is the pool this host serves as a home replica of (SPEC §4
+	// "Holders and home"): a world whose Home names the pool and whose
+	// holder's lease expires is granted by the sweep to one of the pool's
+	// live replicas. When set, Start joins the pool with a term of
+	// Timing.Lease, the host renews its membership every Timing.Renew, and
+	// Stop leaves it; a host that dies drops out when its membership
+	// expires. Empty: the host is no home replica. The Store must then
+	// implement driver.HomeStore (a driver.Driver does).
+	HomePool string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Runtime is the seam goroutines and waits go through (the simulator's
@@ -100,6 +109,14 @@ func (c *Config) withDefaults() error {
 	}
 	if c.Runtime == nil {
 		c.Runtime = rt.Real(c.Clock)
+	}
+	if c.HomePool != "" {
+		if err := journal.ValidateID("home pool", c.HomePool); err != nil {
+			return err
+		}
+		if _, ok := c.Store.(driver.HomeStore); !ok {
+			return fmt.Errorf("host: a HomePool needs a Store with the home pool calls (driver.HomeStore): %w", lease.ErrInvalid)
+		}
 	}
 	if c.Band.enabled() {
 		b := *c.Band
@@ -188,19 +205,23 @@ func New(cfg Config) (*Host, error) {
 
 // Start is idempotent (New starts the host); after Stop it returns
 // startstop.ErrStopped.
+//
+// With Config.HomePool set it joins the pool before it returns (an error
+// joining fails Start) and keeps the membership renewed (homepool.go).
 func (h *Host) Start(ctx context.Context) error {
 	return h.life.Start(ctx, func(ctx context.Context) error {
 		h.mu.Lock()
 		h.ctx = ctx
 		h.mu.Unlock()
-		return nil
+		return h.startHomePool(ctx)
 	})
 }
 
 // Stop stops every world's loop: commands not yet journaled are answered
 // with a retryable *NotHolderError and the leases are left to expire (the
 // sweep grants them home; a host that restarts under the same node name
-// must be granted anew). It waits until ctx ends.
+// must be granted anew). A home replica leaves its pool (Config.HomePool).
+// It waits until ctx ends.
 func (h *Host) Stop(ctx context.Context) error {
 	return h.life.Stop(ctx, nil)
 }
