@@ -26,7 +26,8 @@ var programsByName = map[string]host.Program{"bank": programs.Bank{}, "kv": prog
 // the store delivers to --node, runs their turns with --program, and
 // serves the host's HTTP API (host.Handler) on --listen, printing the
 // address it listens on as its first line. With --sweep it also runs the
-// expiry sweep, as a home replica does. SIGTERM or SIGINT stops it.
+// expiry sweep, as a home replica does; with --home-pool it is a replica
+// of that home pool (host.Config.HomePool). SIGTERM or SIGINT stops it.
 func runHost(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlagSet("host", out)
 	db := fs.String("db", defaultStore(), "postgres:// URL or SQLite file path")
@@ -35,6 +36,7 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:7461", "address of the host's HTTP API (port 0: any free port)")
 	create := fs.String("create", "", "comma-separated worlds to create, homed on this node, at start")
 	sweep := fs.Bool("sweep", false, "run the expiry sweep (a home replica)")
+	homePool := fs.String("home-pool", "", "the home pool this host serves as a replica of: worlds homed on the pool whose holder's lease expires are granted to a live replica")
 	wd := lease.WorldDefaults()
 	term := fs.Duration("lease", wd.Lease, "world lease term T_lease")
 	renew := fs.Duration("renew", wd.Renew, "T_renew")
@@ -62,7 +64,7 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log})
+	h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool})
 	if err != nil {
 		return err
 	}
