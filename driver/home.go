@@ -38,7 +38,10 @@ type HomeReplica struct {
 type HomeJoinParams struct {
 	Pool string
 	Node string
-	Term time.Duration // the membership's term, like a world lease's
+	// Term is the membership's term, with a world term's rule
+	// (journal.ValidateTerm) and form: whole milliseconds, rounded up
+	// (journal.NormalizeTerm), so a 1ns term is a live 1ms one.
+	Term time.Duration
 }
 
 // Class implements lease.Classed: membership decides who is granted a
@@ -66,6 +69,16 @@ func (p *HomeJoinParams) Validate() error {
 		return err
 	}
 	return journal.ValidateTerm(p.Term)
+}
+
+// normalized returns a valid copy whose term is in the journal's form.
+func (p *HomeJoinParams) normalized() (*HomeJoinParams, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	q := *p
+	q.Term = journal.NormalizeTerm(p.Term)
+	return &q, nil
 }
 
 // Validate checks the pool and the node.

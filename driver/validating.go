@@ -101,7 +101,7 @@ func (v validating) LeaseScanExpired(ctx context.Context, p *LeaseScanParams) ([
 }
 
 func (v validating) HomeJoin(ctx context.Context, p *HomeJoinParams) (*HomeReplica, error) {
-	return checked(ctx, p, typed(v, v.Driver.HomeJoin))
+	return normalizedCall(ctx, p, typed(v, v.Driver.HomeJoin))
 }
 
 func (v validating) HomeLeave(ctx context.Context, p *HomeLeaveParams) error {

@@ -118,5 +118,6 @@ func hostileEntries() []hostileEntry {
 	runBatch, worldBatch := batchEntries()
 	all := append(runStringEntries(), runValueEntries()...)
 	all = append(all, runBatch...)
+	all = append(all, homeEntries()...)
 	return append(all, append(worldEntries(), worldRoundTrip(worldBatch)...)...)
 }
