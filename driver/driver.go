@@ -91,7 +91,7 @@ type Driver interface {
 // of its journal at every position.
 type World struct {
 	journal.State
-	Home        string        // the holder the expiry sweep grants to
+	Home        string        // the home pool: the sweep grants a live replica of it, else this name (HomeGrantee)
 	DefaultTerm time.Duration // the term of grants made by the sweep
 	CreatedAt   time.Time
 }
