@@ -48,10 +48,18 @@ func TestHostsServeAHomePool(t *testing.T) {
 			"home-2": newHost(t, d, "home-2", programs.Bank{}, pooled),
 		}
 		require.Equal(t, []string{"home-1", "home-2"}, livePool(t, d, "home"), "both joined at start")
-		time.Sleep(poolTiming.Lease + poolTiming.Renew) // past the first membership term: renewed
-		require.Equal(t, []string{"home-1", "home-2"}, livePool(t, d, "home"), "both still members")
+		joined, err := d.HomeLive(ctx, &driver.HomeLiveParams{Pool: "home"})
+		require.NoError(t, err)
+		// Each renews its membership: both expiries move past the ones
+		// the joins wrote (waited on, not slept on: a loaded machine may
+		// take longer than one T_renew).
+		require.Eventually(t, func() bool {
+			now, err := d.HomeLive(ctx, &driver.HomeLiveParams{Pool: "home"})
+			require.NoError(t, err)
+			return len(now) == 2 && now[0].ExpiresAt.After(joined[0].ExpiresAt) && now[1].ExpiresAt.After(joined[1].ExpiresAt)
+		}, 10*poolTiming.Lease, 10*time.Millisecond, "both renew their membership")
 
-		_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: poolTiming.Lease})
+		_, err = d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: poolTiming.Lease})
 		require.NoError(t, err)
 		for _, h := range hosts {
 			require.NoError(t, h.Prepare(ctx, "w")) // the first look, before any replica is granted it
@@ -94,8 +102,11 @@ func TestHostsServeAHomePool(t *testing.T) {
 		require.Equal(t, journal.KindGranted, granted.Kind)
 		delay := granted.StoreTime.Sub(expiry)
 		t.Logf("%s stopped holding w; its lease expired, %s granted %s after (P + S = %s)", first, other, delay, poolTiming.Poll+poolTiming.Skew)
+		// The P + S bound is asserted on a fake clock, where the sweeper's
+		// beat is exact (internal/world TestDeadHomeIsReplacedByAnotherHomeReplicaWithinPPlusS);
+		// here the sweeper runs on the real clock of a possibly loaded
+		// machine, so the delay is reported, and only its sign checked.
 		require.GreaterOrEqual(t, delay, time.Duration(0))
-		require.LessOrEqual(t, delay, poolTiming.Poll+poolTiming.Skew)
 		_, err = hosts[other].Submit(ctx, "w", deposit("a", 2))
 		require.NoError(t, err, "the other replica serves the world")
 		require.True(t, slices.Contains(hosts[other].Held(), "w"))
