@@ -61,7 +61,9 @@ func (e *KeyReusedError) Unwrap() error { return lease.ErrKeyReused }
 
 // CommandError: the program refused the command (Decide returned Err), or
 // its turn could not be journaled (too large, an event the program cannot
-// apply). Nothing was journaled. It unwraps to Err.
+// apply). Nothing was journaled. It matches Err and lease.ErrInvalid (a
+// refused command is bad input, whatever error the program chose), alike
+// in process and through a Remote.
 type CommandError struct {
 	World string
 	Key   string
@@ -72,8 +74,8 @@ func (e *CommandError) Error() string {
 	return fmt.Sprintf("world %s: command %q refused: %v", e.World, e.Key, e.Err)
 }
 
-// Unwrap returns the program's error.
-func (e *CommandError) Unwrap() error { return e.Err }
+// Unwrap returns the program's error and lease.ErrInvalid.
+func (e *CommandError) Unwrap() []error { return []error{e.Err, lease.ErrInvalid} }
 
 // UnknownOutcomeError: the append carrying the command failed in a way
 // that leaves its outcome unknown (a store error, a timeout). It may have

@@ -395,17 +395,11 @@ func (h *Host) drop(hw *hosted) {
 // refused), *journal.InputError (bad key or payload). On every error but
 // UnknownOutcomeError nothing was applied.
 func (h *Host) Submit(ctx context.Context, w string, cmd Command) (Reply, error) {
-	if err := journal.ValidateKey(cmd.Key); err != nil {
-		return Reply{}, err
-	}
-	if cmd.Key == "" {
-		return Reply{}, &journal.InputError{Field: "command key", Problem: "required: a command carries an idempotency key"}
-	}
-	payload, err := journal.NormalizePayload(cmd.Payload)
+	cmd, err := validCommand(cmd)
 	if err != nil {
 		return Reply{}, err
 	}
-	cmd.Payload = payload
+	payload := []byte(cmd.Payload)
 	hw, err := h.acquire(ctx, w, nil)
 	if err != nil {
 		return Reply{}, err
@@ -461,4 +455,24 @@ func (h *Host) handoff(ctx context.Context, w, to string, note []byte) error {
 // time the world's loop needs to drain its inbox at its recent rate.
 func (h *Host) retryAfter(hw *hosted) time.Duration {
 	return hw.load.drainTime(hw.h.cfg.InboxLimit)
+}
+
+// validCommand checks a command's key (required, the key rule) and
+// payload (the JSON rule) and returns it with the payload normalized: the
+// one check of Host.Submit and Remote.Submit, so a command a remote host
+// would refuse is refused here alike, and a key is never sent in a form
+// JSON encoding would repair (invalid UTF-8 becomes U+FFFD).
+func validCommand(cmd Command) (Command, error) {
+	if err := journal.ValidateKey(cmd.Key); err != nil {
+		return Command{}, err
+	}
+	if cmd.Key == "" {
+		return Command{}, &journal.InputError{Field: "command key", Problem: "required: a command carries an idempotency key"}
+	}
+	payload, err := journal.NormalizePayload(cmd.Payload)
+	if err != nil {
+		return Command{}, err
+	}
+	cmd.Payload = payload
+	return cmd, nil
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -51,13 +53,18 @@ func NewRemote(node, base string, client *http.Client) *Remote {
 func (r *Remote) Node() string { return r.node }
 
 func (r *Remote) post(ctx context.Context, world, op string, body any, out any) error {
+	// The world id is checked here as the host checks it, so a bad one is
+	// refused alike (an empty one would not even reach the right route).
+	if err := journal.ValidateID("world", world); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	if body != nil {
 		if err := json.NewEncoder(&buf).Encode(body); err != nil {
 			return err
 		}
 	}
-	u := r.base + "/v1/worlds/" + url.PathEscape(world) + "/" + op
+	u := r.base + "/v1/worlds/" + pathSegment(world) + "/" + op
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, &buf)
 	if err != nil {
 		return fmt.Errorf("host %s: %v: %w", r.node, err, lease.ErrInvalid)
@@ -89,8 +96,12 @@ func (r *Remote) post(ctx context.Context, world, op string, body any, out any) 
 
 // Submit sends a command to the remote host.
 func (r *Remote) Submit(ctx context.Context, world string, cmd Command) (Reply, error) {
+	cmd, err := validCommand(cmd)
+	if err != nil {
+		return Reply{}, err
+	}
 	var rb replyBody
-	err := r.post(ctx, world, "commands", commandRequest{Key: cmd.Key, Payload: cmd.Payload}, &rb)
+	err = r.post(ctx, world, "commands", commandRequest{Key: strictString(cmd.Key), Payload: cmd.Payload}, &rb)
 	if err != nil {
 		if !isTyped(err) {
 			err = &UnknownOutcomeError{World: world, Key: cmd.Key, Err: err}
@@ -127,5 +138,15 @@ func (r *Remote) Acquire(ctx context.Context, world string) error {
 
 // Handoff asks the remote host to hand a world to another node.
 func (r *Remote) Handoff(ctx context.Context, world, to string) error {
-	return r.post(ctx, world, "handoff", handoffRequest{To: to}, nil)
+	return r.post(ctx, world, "handoff", handoffRequest{To: strictString(to)}, nil)
+}
+
+// pathSegment escapes a world id as one URL path segment. "." and ".."
+// are valid ids but would be read as the path's own dot segments (and
+// cleaned away), so their dots are percent-encoded too.
+func pathSegment(world string) string {
+	if world == "." || world == ".." {
+		return strings.ReplaceAll(world, ".", "%2E")
+	}
+	return url.PathEscape(world)
 }
