@@ -79,10 +79,34 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 			require.NoError(t, w.Start(ctx))
 			held.Wait()
 
+			// settle waits until a path the new mode no longer uses has
+			// gone quiet: a renewal decided under the old mode just before
+			// the switch may still reach the store after it when the box
+			// is loaded (CI saw 10 late sync renewals after a switch back
+			// to writebehind). It waits for the signal — the count stops
+			// moving for 4 renewal periods — not for a guessed time; a
+			// path that never stops keeps moving and fails the phase.
+			settle := func(c *atomic.Int64) {
+				last := c.Load()
+				for range 50 {
+					time.Sleep(4 * fastTiming.Renew)
+					now := c.Load()
+					if now == last {
+						return
+					}
+					last = now
+				}
+			}
 			// Each mode for a dozen renewal periods; the statements go to its path.
 			phase := func(m keeper.Mode) (syncs, drains int64) {
 				require.NoError(t, w.SetMode(m))
 				time.Sleep(fastTiming.Renew) // the switch takes effect at each run's next renewal
+				switch m {
+				case keeper.ModeWriteBehind:
+					settle(&counter.sync)
+				case keeper.ModeSync:
+					settle(&counter.drains)
+				}
 				s0, d0 := counter.sync.Load(), counter.drains.Load()
 				time.Sleep(12 * fastTiming.Renew)
 				return counter.sync.Load() - s0, counter.drains.Load() - d0
