@@ -58,7 +58,8 @@ type Driver interface {
 	WorldCreate(ctx context.Context, p *WorldCreateParams) (*World, error)
 	// WorldGet returns a world's head. ErrNotFound if it does not exist.
 	WorldGet(ctx context.Context, p *WorldGetParams) (*World, error)
-	// WorldList lists worlds ordered by id, after p.After, at most p.Limit.
+	// WorldList lists worlds ordered by id, after p.After, at most p.Limit;
+	// with p.Home set, only the worlds whose Home is p.Home.
 	WorldList(ctx context.Context, p *WorldListParams) ([]*World, error)
 	// LeaseChange commits one lease change (grant, renew, revoke, handoff)
 	// planned by p.Plan against the locked head and the store's clock.
@@ -129,6 +130,9 @@ type WorldGetParams struct{ World string }
 type WorldListParams struct {
 	After string
 	Limit int
+	// Home, when set, lists only the worlds whose Home is exactly Home (a
+	// node name or a home pool's): what a pool replica looks at.
+	Home string
 }
 
 // Planner plans a lease change from the locked head at store time now.

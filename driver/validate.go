@@ -178,10 +178,16 @@ func (p *WorldCreateParams) normalized() (*WorldCreateParams, error) {
 // encoding error where SQLite says not found).
 func (p *WorldGetParams) Validate() error { return journal.ValidateID("world", p.World) }
 
-// Validate checks the cursor (empty, or an id) and the page size.
+// Validate checks the cursor (empty, or an id), the home filter (empty,
+// or an id) and the page size.
 func (p *WorldListParams) Validate() error {
 	if p.After != "" {
 		if err := journal.ValidateID("after", p.After); err != nil {
+			return err
+		}
+	}
+	if p.Home != "" {
+		if err := journal.ValidateID("home", p.Home); err != nil {
 			return err
 		}
 	}

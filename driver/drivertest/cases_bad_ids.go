@@ -51,6 +51,10 @@ func caseBadIDsOnReads(t *testing.T, f Factory) {
 				_, err := e.d.WorldList(e.ctx, &driver.WorldListParams{After: bad, Limit: 10})
 				return err
 			}},
+			{"worlds home", func() error {
+				_, err := e.d.WorldList(e.ctx, &driver.WorldListParams{Home: bad, Limit: 10})
+				return err
+			}},
 		}
 		for _, c := range calls {
 			err := c.call()

@@ -30,6 +30,10 @@ func caseBadInputRefusedAlike(t *testing.T, f Factory) {
 	calls := map[string]func() error{
 		"world get":  func() error { _, err := e.d.WorldGet(e.ctx, &driver.WorldGetParams{World: bad}); return err },
 		"world list": func() error { _, err := e.d.WorldList(e.ctx, &driver.WorldListParams{After: bad}); return err },
+		"world list home": func() error {
+			_, err := e.d.WorldList(e.ctx, &driver.WorldListParams{Home: bad})
+			return err
+		},
 		"world create": func() error {
 			_, err := e.d.WorldCreate(e.ctx, &driver.WorldCreateParams{World: bad, Home: "h", Term: term})
 			return err

@@ -3,6 +3,7 @@ package drivertest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,6 +63,56 @@ var worldCases = []Case{
 		require.NoError(t, err)
 		require.Len(t, ws, 2)
 		require.Equal(t, "w4", ws[1].World)
+	}},
+	{"WorldListByHome", func(t *testing.T, f Factory) {
+		// The home filter lists exactly the worlds whose Home is the name
+		// (not a prefix, not the holder), in id order, paged by After.
+		e := newEnv(t, f)
+		for i := range 5 {
+			e.create(fmt.Sprintf("p%d", i), "pool")
+			e.create(fmt.Sprintf("q%d", i), "pool2")
+		}
+		e.create("a", "poo")
+		e.create("z", "pool")
+		ids := func(ws []*driver.World) []string {
+			out := []string{}
+			for _, w := range ws {
+				require.Equal(t, "pool", w.Home, w.World)
+				out = append(out, w.World)
+			}
+			return out
+		}
+		ws, err := e.d.WorldList(e.ctx, &driver.WorldListParams{Home: "pool"})
+		require.NoError(t, err)
+		require.Equal(t, []string{"p0", "p1", "p2", "p3", "p4", "z"}, ids(ws))
+		ws, err = e.d.WorldList(e.ctx, &driver.WorldListParams{Home: "pool", Limit: 4})
+		require.NoError(t, err)
+		require.Equal(t, []string{"p0", "p1", "p2", "p3"}, ids(ws))
+		ws, err = e.d.WorldList(e.ctx, &driver.WorldListParams{Home: "pool", After: ws[3].World, Limit: 4})
+		require.NoError(t, err)
+		require.Equal(t, []string{"p4", "z"}, ids(ws))
+		ws, err = e.d.WorldList(e.ctx, &driver.WorldListParams{Home: "pool", After: "p9"})
+		require.NoError(t, err)
+		require.Equal(t, []string{"z"}, ids(ws))
+		for _, none := range []string{"nobody", "p_ol", "poo", "POOL"} { // exact: never a pattern or a prefix
+			ws, err = e.d.WorldList(e.ctx, &driver.WorldListParams{Home: none})
+			require.NoError(t, err)
+			if none == "poo" {
+				require.Len(t, ws, 1)
+				require.Equal(t, "a", ws[0].World)
+				continue
+			}
+			require.Empty(t, ws, none)
+		}
+		all, err := e.d.WorldList(e.ctx, &driver.WorldListParams{})
+		require.NoError(t, err)
+		require.Len(t, all, 12, "no filter: every world")
+		for _, bad := range []string{"a b", "bad\x00\xff", strings.Repeat("h", journal.MaxIDBytes+1), "pool%"} {
+			_, err := e.d.WorldList(e.ctx, &driver.WorldListParams{Home: bad})
+			require.ErrorIs(t, err, driver.ErrInvalid, "%q", bad)
+			var ie *journal.InputError
+			require.True(t, errors.As(err, &ie), "%q: %v", bad, err)
+		}
 	}},
 	{"JournalReadRefusesBadRange", func(t *testing.T, f Factory) {
 		e := newEnv(t, f)

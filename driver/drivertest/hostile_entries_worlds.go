@@ -132,6 +132,9 @@ func worldEntries() []hostileEntry {
 		str("WorldList.after", func(x *hx, v string) hostileCall {
 			return readOnly(func() error { return ignore(d(x).WorldList(x.ctx, &driver.WorldListParams{After: v})) })
 		}),
+		str("WorldList.home", func(x *hx, v string) hostileCall {
+			return readOnly(func() error { return ignore(d(x).WorldList(x.ctx, &driver.WorldListParams{Home: v})) })
+		}),
 		str("LeaseChange.handoff.to", func(x *hx, v string) hostileCall {
 			x.create(x.world(), "h")
 			return hostileCall{func() error {

@@ -64,7 +64,11 @@ func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*dr
 		return nil, fmt.Errorf("postgres: listing worlds: %w", err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, `SELECT `+worldColumns+` FROM worlds WHERE id > $1 ORDER BY id LIMIT $2`, p.After, limit)
+	q, args := `SELECT `+worldColumns+` FROM worlds WHERE id > $1 ORDER BY id LIMIT $2`, []any{p.After, limit}
+	if p.Home != "" { // the worlds_home index serves it
+		q, args = `SELECT `+worldColumns+` FROM worlds WHERE home = $1 AND id > $2 ORDER BY id LIMIT $3`, []any{p.Home, p.After, limit}
+	}
+	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: listing worlds: %w", err)
 	}

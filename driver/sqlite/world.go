@@ -60,7 +60,11 @@ func (d *store) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver
 // WorldList implements driver.Driver.
 func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
 	limit := p.Limit // > 0: defaulted by driver.Validating
-	rows, err := d.r.QueryContext(ctx, `SELECT `+worldColumns+` FROM worlds WHERE id > ? ORDER BY id LIMIT ?`, p.After, limit)
+	q, args := `SELECT `+worldColumns+` FROM worlds WHERE id > ? ORDER BY id LIMIT ?`, []any{p.After, limit}
+	if p.Home != "" { // the worlds_home index serves it
+		q, args = `SELECT `+worldColumns+` FROM worlds WHERE home = ? AND id > ? ORDER BY id LIMIT ?`, []any{p.Home, p.After, limit}
+	}
+	rows, err := d.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing worlds: %w", err)
 	}
