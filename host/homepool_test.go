@@ -32,17 +32,55 @@ func livePool(t *testing.T, d driver.Driver, pool string) []string {
 	return nodes
 }
 
+// looked waits until every host has made its first look at n worlds (the
+// home pool's looks: nobody calls Prepare).
+func looked(t *testing.T, n int64, hosts map[string]*host.Host) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, h := range hosts {
+			if h.Stats().Looked < n {
+				return false
+			}
+		}
+		return true
+	}, 10*poolTiming.Lease, 10*time.Millisecond, "every replica looks at its pool's worlds by itself")
+	for node, h := range hosts {
+		require.Equal(t, n, h.Stats().Looked, node)
+	}
+}
+
+// waitEpoch waits until world w's epoch reaches epoch, and checks it is
+// exactly that.
+func waitEpoch(t *testing.T, d driver.Driver, w string, epoch int64) *driver.World {
+	t.Helper()
+	var got *driver.World
+	require.Eventually(t, func() bool {
+		var err error
+		got, err = d.WorldGet(context.Background(), &driver.WorldGetParams{World: w})
+		require.NoError(t, err)
+		return got.Epoch >= epoch
+	}, 10*poolTiming.Lease, 10*time.Millisecond)
+	require.Equal(t, epoch, got.Epoch)
+	return got
+}
+
+func pooled(c *host.Config) { c.HomePool, c.Timing = "home", poolTiming }
+
 // TestHostsServeAHomePool (issue 11, with real hosts): two hosts serving
-// the home pool "home" join it at start and stay members while they run; a
-// world homed on the pool is granted by the sweep to one of them; that
-// host is stopped while holding it (its lease is left to expire, and it
-// leaves the pool), and the sweep grants the world to the other replica
-// within P + S of the expiry, which then serves it.
+// the home pool "home" join it at start and stay members while they run;
+// each looks at the world homed on the pool by itself at start (no
+// Prepare); the world is granted by the sweep to one of them; that host
+// is stopped while holding it (its lease is left to expire, and it leaves
+// the pool), and the sweep grants the world to the other replica within
+// P + S of the expiry, which then serves it.
 func TestHostsServeAHomePool(t *testing.T) {
 	t.Parallel()
 	forEachDriver(t, func(t *testing.T, d driver.Driver) {
 		ctx := context.Background()
-		pooled := func(c *host.Config) { c.HomePool, c.Timing = "home", poolTiming }
+		// Created before the hosts start: their first look at it is the
+		// one each makes right after joining the pool.
+		_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: poolTiming.Lease})
+		require.NoError(t, err)
 		hosts := map[string]*host.Host{
 			"home-1": newHost(t, d, "home-1", programs.Bank{}, pooled),
 			"home-2": newHost(t, d, "home-2", programs.Bank{}, pooled),
@@ -58,27 +96,13 @@ func TestHostsServeAHomePool(t *testing.T) {
 			require.NoError(t, err)
 			return len(now) == 2 && now[0].ExpiresAt.After(joined[0].ExpiresAt) && now[1].ExpiresAt.After(joined[1].ExpiresAt)
 		}, 10*poolTiming.Lease, 10*time.Millisecond, "both renew their membership")
+		looked(t, 1, hosts) // the first look, before any replica is granted it
 
-		_, err = d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: poolTiming.Lease})
-		require.NoError(t, err)
-		for _, h := range hosts {
-			require.NoError(t, h.Prepare(ctx, "w")) // the first look, before any replica is granted it
-		}
 		sw := world.NewSweeper(d, clock.Real(), poolTiming, slog.New(slog.DiscardHandler))
 		require.NoError(t, sw.Start(ctx))
 		t.Cleanup(func() { require.NoError(t, sw.Stop(context.Background())) })
 
-		waitEpoch := func(epoch int64) *driver.World {
-			var w *driver.World
-			require.Eventually(t, func() bool {
-				w, err = d.WorldGet(ctx, &driver.WorldGetParams{World: "w"})
-				require.NoError(t, err)
-				return w.Epoch >= epoch
-			}, 10*poolTiming.Lease, 10*time.Millisecond)
-			require.Equal(t, epoch, w.Epoch)
-			return w
-		}
-		w := waitEpoch(2) // "home" (the pool's name) expired: a replica is granted it
+		w := waitEpoch(t, d, "w", 2) // "home" (the pool's name) expired: a replica is granted it
 		first := w.Holder
 		require.Contains(t, hosts, first)
 		_, err = hosts[first].Submit(ctx, "w", deposit("a", 1))
@@ -95,7 +119,7 @@ func TestHostsServeAHomePool(t *testing.T) {
 		}
 		require.Equal(t, []string{other}, livePool(t, d, "home"), "a stopped host left the pool")
 
-		w = waitEpoch(3)
+		w = waitEpoch(t, d, "w", 3)
 		require.Equal(t, other, w.Holder, "granted to the live replica")
 		es := journalOf(t, d, "w")
 		granted := es[len(es)-1]
@@ -111,6 +135,56 @@ func TestHostsServeAHomePool(t *testing.T) {
 		require.NoError(t, err, "the other replica serves the world")
 		require.True(t, slices.Contains(hosts[other].Held(), "w"))
 		auditOK(t, journalOf(t, d, "w"))
+	})
+}
+
+// TestAHomePoolLooksAtWorldsCreatedLater: a world homed on the pool and
+// created after its replicas started is looked at by each on a later
+// renewal tick, and the replica the sweep grants it to adopts the grant and
+// serves it; the replicas look at each world once, and never at a world
+// homed elsewhere.
+func TestAHomePoolLooksAtWorldsCreatedLater(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, d driver.Driver) {
+		ctx := context.Background()
+		create := func(w, home string) {
+			_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: w, Home: home, Term: poolTiming.Lease})
+			require.NoError(t, err)
+		}
+		create("early", "home")
+		create("elsewhere", "other")
+		hosts := map[string]*host.Host{
+			"home-1": newHost(t, d, "home-1", programs.Bank{}, pooled),
+			"home-2": newHost(t, d, "home-2", programs.Bank{}, pooled),
+		}
+		looked(t, 1, hosts) // "early", at start; not "elsewhere"
+
+		create("late", "home")
+		looked(t, 2, hosts) // "late", on a later tick
+		sw := world.NewSweeper(d, clock.Real(), poolTiming, slog.New(slog.DiscardHandler))
+		require.NoError(t, sw.Start(ctx))
+		t.Cleanup(func() { require.NoError(t, sw.Stop(context.Background())) })
+
+		w := waitEpoch(t, d, "late", 2) // "home" (the pool's name) expired: a replica is granted it
+		require.Contains(t, hosts, w.Holder)
+		want, ok := driver.HomeGrantee("late", "home", []driver.HomeReplica{{Node: "home-1"}, {Node: "home-2"}})
+		require.True(t, ok)
+		require.Equal(t, want, w.Holder)
+		_, err := hosts[w.Holder].Submit(ctx, "late", deposit("a", 1))
+		require.NoError(t, err, "the granted replica serves the world it looked at on a later tick")
+		require.True(t, slices.Contains(hosts[w.Holder].Held(), "late"))
+		for node, h := range hosts {
+			if node != w.Holder {
+				_, err := h.Submit(ctx, "late", deposit("a", 2))
+				var nh *host.NotHolderError
+				require.ErrorAs(t, err, &nh, "the other replica does not serve it")
+			}
+		}
+		// Later ticks look at nothing again (two worlds each, and no more).
+		for node, h := range hosts {
+			require.Equal(t, int64(2), h.Stats().Looked, node)
+		}
+		auditOK(t, journalOf(t, d, "late"))
 	})
 }
 

@@ -65,8 +65,11 @@ type Config struct {
 	// live replicas. When set, Start joins the pool with a term of
 	// Timing.Lease, the host renews its membership every Timing.Renew, and
 	// Stop leaves it; a host that dies drops out when its membership
-	// expires. Empty: the host is no home replica. The Store must then
-	// implement driver.HomeStore (a driver.Driver does).
+	// expires. At start and on each renewal it also makes the first look
+	// at every world homed on the pool it has not looked at yet, so that
+	// it may adopt the world when the sweep grants it here (homepool.go).
+	// Empty: the host is no home replica. The Store must then implement
+	// PoolStore (a driver.Driver does).
 	HomePool string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -114,8 +117,8 @@ func (c *Config) withDefaults() error {
 		if err := journal.ValidateID("home pool", c.HomePool); err != nil {
 			return err
 		}
-		if _, ok := c.Store.(driver.HomeStore); !ok {
-			return fmt.Errorf("host: a HomePool needs a Store with the home pool calls (driver.HomeStore): %w", lease.ErrInvalid)
+		if _, ok := c.Store.(PoolStore); !ok {
+			return fmt.Errorf("host: a HomePool needs a Store with the home pool calls and the world list (host.PoolStore): %w", lease.ErrInvalid)
 		}
 	}
 	if c.Band.enabled() {
@@ -156,10 +159,14 @@ type Host struct {
 
 	mu    sync.Mutex
 	held  map[string]*hosted
-	slots map[string]*slot // every world this host generation has looked at
-	ctx   context.Context
+	slots map[string]*slot // every world this host generation has looked at (or tried to)
+	// looked: the worlds whose holder has made its first look (marked
+	// under the slot's lock, right after the look), so the home pool's
+	// looks skip them without touching a holder another goroutine drives.
+	looked map[string]bool
+	ctx    context.Context
 
-	selfStops, acquired, released, spills, handbacks atomic.Int64
+	selfStops, acquired, released, spills, handbacks, lookedN atomic.Int64
 }
 
 // Stats are a host's counters since it started.
@@ -169,12 +176,13 @@ type Stats struct {
 	Spills    int64 `json:"spills"`     // hot-world band: worlds this host spilled to a spill node
 	Handbacks int64 `json:"handbacks"`  // hot-world band: worlds this host handed back home
 	SelfStops int64 `json:"self_stops"` // worlds let go because the lease could not be confirmed: a failed renewal, or the durable lag at D_stop
+	Looked    int64 `json:"looked"`     // worlds this host generation has made its first look at (Prepare, Acquire, Create, the home pool's looks)
 }
 
 // Stats returns the host's counters.
 func (h *Host) Stats() Stats {
 	return Stats{Acquired: h.acquired.Load(), Released: h.released.Load(), SelfStops: h.selfStops.Load(),
-		Spills: h.spills.Load(), Handbacks: h.handbacks.Load()}
+		Spills: h.spills.Load(), Handbacks: h.handbacks.Load(), Looked: h.lookedN.Load()}
 }
 
 // slot is what this host generation keeps of one world, held or not: its
@@ -195,7 +203,7 @@ func New(cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{cfg: cfg, clock: cfg.Clock, log: cfg.Logger,
-		held: map[string]*hosted{}, slots: map[string]*slot{}}
+		held: map[string]*hosted{}, slots: map[string]*slot{}, looked: map[string]bool{}}
 	h.life.Name, h.life.RT = "host "+cfg.Node, cfg.Runtime
 	if err := h.Start(context.Background()); err != nil {
 		return nil, err
@@ -276,6 +284,7 @@ func (h *Host) Prepare(ctx context.Context, w string) error {
 	if _, _, err := s.holder.Read(ctx); err != nil {
 		return err
 	}
+	h.markLooked(w)
 	return s.m.catchUp(ctx, h.cfg.Store, h.clock.Now)
 }
 
@@ -314,6 +323,24 @@ func (h *Host) slot(w string) (*slot, error) {
 	return s, nil
 }
 
+// markLooked records that w's holder has looked (call it under the
+// slot's lock, after a successful Read, Observe or Created).
+func (h *Host) markLooked(w string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.looked[w] {
+		h.looked[w] = true
+		h.lookedN.Add(1)
+	}
+}
+
+// hasLooked reports whether w's holder has made its first look.
+func (h *Host) hasLooked(w string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.looked[w]
+}
+
 // acquire holds w (created: the head its own WorldCreate answered).
 func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*hosted, error) {
 	h.mu.Lock()
@@ -342,6 +369,7 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	} else if head, adopted, err = holder.Read(ctx); err != nil {
 		return nil, err
 	}
+	h.markLooked(w)
 	if !adopted {
 		return nil, &NotHolderError{World: w, Holder: head.State.Holder, Epoch: head.State.Epoch}
 	}
