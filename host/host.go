@@ -274,6 +274,8 @@ func (h *Host) Acquire(ctx context.Context, w string) error {
 // Prepare looks at a world and warms its mirror without holding it: the
 // first look a handoff's receiver needs (see Acquire), and a replay done
 // before the handoff so that the acquire after it replays only the tail.
+// On a host that holds the world it does nothing: the world's loop owns the
+// holder and the mirror then (touching them here raced with its turns).
 func (h *Host) Prepare(ctx context.Context, w string) error {
 	s, err := h.slot(w)
 	if err != nil {
@@ -281,6 +283,12 @@ func (h *Host) Prepare(ctx context.Context, w string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	h.mu.Lock()
+	held := h.held[w] != nil
+	h.mu.Unlock()
+	if held { // acquire sets held under s.mu, so this cannot change while we hold it
+		return nil
+	}
 	if _, _, err := s.holder.Read(ctx); err != nil {
 		return err
 	}
