@@ -19,6 +19,12 @@
 # difference). Any written failing input, any other failure line, or a
 # failure inside the target still fails the run.
 #
+# DIFF_FRESH=1 (what .ci/run sets) first drops the corpus go has cached for
+# this target on this machine ($GOCACHE/fuzz/…/FuzzStoresAgree), so a short
+# run starts from the committed seeds: every cached input is re-run to
+# gather baseline coverage before fuzzing starts, and after a 10-minute
+# local run (1,166 inputs) that took 28 of CI's 30 seconds.
+#
 # Environment: DIFFTIME (-fuzztime syntax: 30s, 10m, 2000x; default 30s),
 # DIFFWORKERS (-parallel; default go's, GOMAXPROCS), GO (default go), and
 # the Postgres of `make test` (LEASEHOLD_TEST_DATABASE_URL; with CI=true an
@@ -31,6 +37,11 @@ GO=${GO:-go}
 DIFFTIME=${DIFFTIME:-30s}
 args=(-run '^$' -fuzz '^FuzzStoresAgree$' -fuzztime "$DIFFTIME" -fuzzminimizetime 0)
 [[ -n ${DIFFWORKERS:-} ]] && args+=(-parallel "$DIFFWORKERS")
+
+if [[ ${DIFF_FRESH:-} == 1 ]]; then
+	cache="$("$GO" env GOCACHE)/fuzz/github.com/leasehold/leasehold/internal/difftest/FuzzStoresAgree"
+	rm -rf "$cache"
+fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/leasehold-fuzz-diff.XXXXXX")
 trap 'rm -f "$log"' EXIT
