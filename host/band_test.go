@@ -95,14 +95,9 @@ func TestTheBandSpillsAHotWorldAndBringsItHome(t *testing.T) {
 	})
 }
 
-// waitFor polls cond (a store read) until it holds, bounded.
+// waitFor waits until cond (a store read) holds, bounded: the one polling
+// helper the project uses elsewhere (require.Eventually).
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.Eventually(t, cond, 30*time.Second, 20*time.Millisecond, "timed out waiting: %s", what)
 }
