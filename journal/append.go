@@ -25,13 +25,24 @@ const (
 	// retry cannot succeed until the caller fixes its mirror), and it is
 	// not journaled.
 	ReasonSeenAhead Reason = "seen_ahead"
+	// ReasonBadSignature: the holder's grant carries a key and the append
+	// is unsigned, or its batch signature does not verify (journal/sign.go).
+	// Journaled like the lease refusals: it is a write by the lease's
+	// holder that the store refused.
+	ReasonBadSignature Reason = "bad_signature"
+	// ReasonMoved: a signed batch names positions that are not the ones it
+	// would be written at (an entry landed since the holder read the head,
+	// or a key in the batch was already appended). Nothing is written and
+	// nothing journaled: the holder re-reads the head, signs again and
+	// retries. It matches lease.ErrConflict.
+	ReasonMoved Reason = "moved"
 )
 
 // Journaled reports whether a refusal for this reason is recorded as an
 // append.rejected entry (SPEC §4: those for epoch, holder or expiry).
 func (r Reason) Journaled() bool {
 	switch r {
-	case ReasonStaleEpoch, ReasonRevoked, ReasonNotHolder, ReasonExpired:
+	case ReasonStaleEpoch, ReasonRevoked, ReasonNotHolder, ReasonExpired, ReasonBadSignature:
 		return true
 	}
 	return false
@@ -52,6 +63,10 @@ func (r Reason) Sentinel() error {
 		return lease.ErrLeaseHeld
 	case ReasonSeenAhead:
 		return lease.ErrInvalid
+	case ReasonBadSignature:
+		return lease.ErrBadSignature
+	case ReasonMoved:
+		return lease.ErrConflict
 	}
 	return lease.ErrInvalid
 }
@@ -90,6 +105,12 @@ type AppendRequest struct {
 	Kind         Kind
 	Key          string
 	Payload      []byte
+	// Position and Signature sign the request (journal/sign.go): Position
+	// is where the entry must land, and the last request of a signed batch
+	// carries the signature over the whole batch. A batch is signed whole
+	// or not at all (ValidateSignedBatch). Zero and nil: unsigned.
+	Position  int64
+	Signature []byte
 }
 
 // CheckAppend is the append rule of SPEC §4, evaluated against the lease in

@@ -87,8 +87,17 @@ func (a *Auditor) Add(e *Entry) error {
 	return nil
 }
 
-// Report returns what the audit proved so far.
-func (a *Auditor) Report() Report { return a.rep }
+// Report returns what the audit proved so far. A journal that ends inside
+// a signed batch (entries no signature covers yet) is a violation: a store
+// commits a batch whole.
+func (a *Auditor) Report() Report {
+	r := a.rep
+	if r.Violation == nil && r.Final.SignFrom != 0 {
+		r.Violation = &Violation{World: r.World, Position: r.Final.SignFrom, Rule: "unsigned",
+			Detail: fmt.Sprintf("entries from position %d to the end are covered by no signature", r.Final.SignFrom)}
+	}
+	return r
+}
 
 // Audit verifies entries in order.
 func Audit(entries []Entry) Report {

@@ -1,11 +1,13 @@
 package journal
 
 import (
-	"github.com/leasehold/leasehold/lease"
-
 	"bytes"
+	"cmp"
+	"crypto/ed25519"
 	"fmt"
 	"time"
+
+	"github.com/leasehold/leasehold/lease"
 )
 
 // State is the lease state of a world after some prefix of its journal. It
@@ -21,6 +23,16 @@ type State struct {
 	Term      time.Duration
 	ExpiresAt time.Time // on the store clock; meaningful only while Holder != ""
 	GrantedAt int64     // position of the entry that started Epoch
+	// HolderKey is the ed25519 public key the holder of Epoch signs with,
+	// from the grant or handoff that started it (journal/sign.go); nil: the
+	// holder had no registered key, and its entries are unsigned.
+	HolderKey []byte
+	// SignFrom and SignDigest follow a signed batch mid-way: the first
+	// position not yet covered by a signature, and the batch digest so
+	// far. Both are zero at every head a store commits (a batch commits
+	// whole); only a fold in the middle of one sees them set.
+	SignFrom   int64
+	SignDigest []byte
 }
 
 // Held reports whether some holder holds the lease (it may have expired).
@@ -35,7 +47,8 @@ func (s State) Expired(now time.Time) bool { return !now.Before(s.ExpiresAt) }
 func (s State) Equal(o State) bool {
 	return s.World == o.World && s.Position == o.Position && bytes.Equal(s.LastHash, o.LastHash) &&
 		s.LastTime.Equal(o.LastTime) && s.Epoch == o.Epoch && s.Holder == o.Holder &&
-		s.Term == o.Term && s.ExpiresAt.Equal(o.ExpiresAt) && s.GrantedAt == o.GrantedAt
+		s.Term == o.Term && s.ExpiresAt.Equal(o.ExpiresAt) && s.GrantedAt == o.GrantedAt &&
+		bytes.Equal(s.HolderKey, o.HolderKey) && s.SignFrom == o.SignFrom && bytes.Equal(s.SignDigest, o.SignDigest)
 }
 
 func (s State) String() string {
@@ -106,9 +119,15 @@ func Fold(s State, e *Entry) (State, error) {
 	} else if !bytes.Equal(norm, e.Payload) {
 		return bad("payload", "payload is not compact canonical JSON")
 	}
+	if s.SignFrom != 0 && e.Kind.IsSystem() {
+		return bad("unsigned", "entries from position %d are covered by no signature", s.SignFrom)
+	}
 	n := s
 	n.World, n.Position, n.LastHash, n.LastTime = e.World, e.Position, e.Hash, e.StoreTime
 	now := e.StoreTime
+	if e.Kind.IsSystem() && len(e.Signature) != 0 {
+		return bad("signature", "%s is written by the store and carries no signature", e.Kind)
+	}
 
 	switch e.Kind {
 	case KindGranted:
@@ -126,7 +145,11 @@ func Fold(s State, e *Entry) (State, error) {
 		case p.GrantedAtPosition != e.Position:
 			return bad("payload", "granted_at_position %d is not the entry's position", p.GrantedAtPosition)
 		}
-		n.Epoch, n.Holder, n.Term, n.GrantedAt = p.Epoch, p.Holder, termOf(p.TermMS), e.Position
+		key, err := DecodeKey(p.Key)
+		if err != nil {
+			return bad("payload", "lease.granted: %v", err)
+		}
+		n.Epoch, n.Holder, n.Term, n.GrantedAt, n.HolderKey = p.Epoch, p.Holder, termOf(p.TermMS), e.Position, key
 		n.ExpiresAt = now.Add(n.Term)
 	case KindRenewed:
 		var p Renewed
@@ -154,7 +177,7 @@ func Fold(s State, e *Entry) (State, error) {
 		case p.Reason == ReasonExpiry && !s.Expired(now):
 			return bad("not_expired", "expiry revoke at %s before the lease expires at %s", now.Format(time.RFC3339Nano), s.ExpiresAt.Format(time.RFC3339Nano))
 		}
-		n.Holder, n.ExpiresAt = "", time.Time{}
+		n.Holder, n.ExpiresAt, n.HolderKey = "", time.Time{}, nil
 	case KindHandedOff:
 		var p HandedOff
 		if err := decodeStrict(e.Payload, &p); err != nil {
@@ -169,7 +192,11 @@ func Fold(s State, e *Entry) (State, error) {
 		case p.To == "" || p.To == p.From || !termPayloadValid(p.TermMS):
 			return bad("payload", "lease.handed_off needs a new holder other than %q and a positive term", p.From)
 		}
-		n.Epoch, n.Holder, n.Term, n.GrantedAt = p.Epoch, p.To, termOf(p.TermMS), e.Position
+		key, err := DecodeKey(p.Key)
+		if err != nil {
+			return bad("payload", "lease.handed_off: %v", err)
+		}
+		n.Epoch, n.Holder, n.Term, n.GrantedAt, n.HolderKey = p.Epoch, p.To, termOf(p.TermMS), e.Position, key
 		n.ExpiresAt = now.Add(n.Term)
 	case KindRejected:
 		var p Rejected
@@ -182,6 +209,9 @@ func Fold(s State, e *Entry) (State, error) {
 	default: // a data entry: the append rule, minus seen_position (not journaled)
 		if reason := s.writeRefusal(e.Holder, e.Epoch, now); reason != "" {
 			return bad(string(reason), "%s by %q under epoch %d (current %s)", e.Kind, e.Holder, e.Epoch, s)
+		}
+		if v := foldSignature(&n, s, e); v != "" {
+			return bad("signature", "%s", v)
 		}
 	}
 	if e.Epoch != n.Epoch || e.Holder != n.Holder {
@@ -204,5 +234,37 @@ func (s State) writeRefusal(holder string, epoch int64, now time.Time) Reason {
 	case s.Expired(now):
 		return ReasonExpired
 	}
+	return ""
+}
+
+// foldSignature applies the signature rule (journal/sign.go) to a data
+// entry: in an epoch whose grant carries a key, every entry is covered by
+// the signature on the last entry of its batch; in one without, no entry
+// is signed. It returns what is wrong, "" when nothing is.
+func foldSignature(n *State, s State, e *Entry) string {
+	if s.HolderKey == nil {
+		if len(e.Signature) != 0 {
+			return fmt.Sprintf("signed entry under epoch %d, whose grant carries no key", s.Epoch)
+		}
+		return ""
+	}
+	var prev []byte
+	if s.SignFrom != 0 {
+		prev = s.SignDigest
+	}
+	d := chainDigest(prev, e)
+	if len(e.Signature) == 0 {
+		n.SignDigest = d
+		if s.SignFrom == 0 {
+			n.SignFrom = e.Position
+		}
+		return ""
+	}
+	from := cmp.Or(s.SignFrom, e.Position)
+	if len(e.Signature) != SignatureSize || !ed25519.Verify(ed25519.PublicKey(s.HolderKey), d, e.Signature) {
+		return fmt.Sprintf("the signature on positions %d..%d does not verify against %s's key %s (epoch %d)",
+			from, e.Position, s.Holder, EncodeKey(s.HolderKey)[:16], s.Epoch)
+	}
+	n.SignFrom, n.SignDigest = 0, nil
 	return ""
 }

@@ -13,6 +13,10 @@ type Granted struct {
 	Epoch             int64  `json:"epoch"`
 	TermMS            int64  `json:"term_ms"`
 	GrantedAtPosition int64  `json:"granted_at_position"`
+	// Key is the holder's registered ed25519 public key (EncodeKey) when
+	// the store granted the lease; the holder signs every entry of the
+	// epoch with it. Empty (and absent from the JSON) when it had none.
+	Key string `json:"key,omitempty"`
 }
 
 // Renewed is the payload of lease.renewed.
@@ -38,6 +42,7 @@ type HandedOff struct {
 	To     string `json:"to"`
 	Epoch  int64  `json:"epoch"` // the new epoch
 	TermMS int64  `json:"term_ms"`
+	Key    string `json:"key,omitempty"` // the new holder's public key, as in Granted
 }
 
 // Rejected is the payload of append.rejected: who was refused, under which

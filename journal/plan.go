@@ -82,8 +82,12 @@ func newBuilder(s State, now time.Time) *builder {
 // the definition of lease state, so a plan can only contain entries the
 // audit will accept; an error here is a bug in the planner.
 func (b *builder) add(kind Kind, holder string, epoch int64, key string, payload []byte) {
+	b.addSigned(kind, holder, epoch, key, payload, nil)
+}
+
+func (b *builder) addSigned(kind Kind, holder string, epoch int64, key string, payload, sig []byte) {
 	e := Entry{World: b.s.World, Position: b.s.Position + 1, Epoch: epoch, Kind: kind, Holder: holder,
-		Key: key, Payload: payload, StoreTime: b.now, PrevHash: b.s.LastHash}
+		Key: key, Payload: payload, StoreTime: b.now, PrevHash: b.s.LastHash, Signature: sig}
 	Seal(&e)
 	n, err := Fold(b.s, &e)
 	if err != nil {
@@ -281,6 +285,9 @@ func PlanAppend(s State, now time.Time, reqs []AppendRequest, alreadyRejected fu
 // ValidateAppend first; an invalid one is answered with its *InputError and
 // writes nothing. The caller's requests are not modified.
 func PlanAppendKeyed(s State, now time.Time, reqs []AppendRequest, alreadyRejected func(holder string) bool, appended KeyLookup) (Plan, []AppendOutcome) {
+	if Signed(reqs) {
+		return planSigned(s, now, reqs, alreadyRejected, appended)
+	}
 	b := newBuilder(s, now)
 	out := make([]AppendOutcome, len(reqs))
 	marked := map[string]bool{}
@@ -307,6 +314,9 @@ func PlanAppendKeyed(s State, now time.Time, reqs []AppendRequest, alreadyReject
 			}
 		}
 		reason := CheckAppend(s, b.now, r)
+		if reason == "" && s.HolderKey != nil {
+			reason = ReasonBadSignature // the holder signs: an unsigned append is not its
+		}
 		if reason == "" {
 			accepted = true
 			b.plan.Cond.MaxGrantedAt = min(b.plan.Cond.MaxGrantedAt, r.SeenPosition)

@@ -227,6 +227,13 @@ func ValidateAppend(r *AppendRequest) error {
 	if r.SeenPosition < 0 {
 		return invalid("seen_position", "%d is negative", r.SeenPosition)
 	}
+	if r.Position < 0 {
+		return invalid("position", "%d is negative", r.Position)
+	}
+	if len(r.Signature) != 0 && (len(r.Signature) != SignatureSize || r.Position == 0) {
+		return invalid("signature", "%d bytes at position %d: a signature is %d bytes, on a request that names its position",
+			len(r.Signature), r.Position, SignatureSize)
+	}
 	if err := ValidateKind(r.Kind, false); err != nil {
 		return err
 	}
@@ -238,5 +245,44 @@ func ValidateAppend(r *AppendRequest) error {
 		return err
 	}
 	r.Payload = p
+	return nil
+}
+
+// Signed reports whether a batch of append requests is signed: any request
+// names a position or carries a signature.
+func Signed(reqs []AppendRequest) bool {
+	for i := range reqs {
+		if reqs[i].Position != 0 || len(reqs[i].Signature) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateSignedBatch checks the shape of a signed batch (journal/sign.go):
+// one holder and one epoch, consecutive positions, no key twice, and the
+// signature on the last request only. A signed batch is written whole or
+// not at all, so a key it carried twice could never be answered.
+func ValidateSignedBatch(reqs []AppendRequest) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	first, keys := reqs[0], map[string]bool{}
+	for i := range reqs {
+		r := &reqs[i]
+		switch {
+		case r.Holder != first.Holder || r.Epoch != first.Epoch:
+			return invalid("batch", "a signed batch is one holder's under one epoch: request %d is %q under %d, request 0 %q under %d",
+				i, r.Holder, r.Epoch, first.Holder, first.Epoch)
+		case r.Position != first.Position+int64(i) || r.Position <= 0:
+			return invalid("position", "request %d names position %d; a signed batch names consecutive positions from %d",
+				i, r.Position, first.Position)
+		case (len(r.Signature) != 0) != (i == len(reqs)-1):
+			return invalid("signature", "request %d of %d: the last request of a signed batch, and only it, carries the signature", i, len(reqs))
+		case r.Key != "" && keys[r.Key]:
+			return invalid("key", "%q twice in one signed batch", r.Key)
+		}
+		keys[r.Key] = r.Key != ""
+	}
 	return nil
 }

@@ -84,4 +84,8 @@ var (
 	// is unknown; retry with the same idempotency key, which applies it at
 	// most once.
 	ErrUnavailable = errors.New("leasehold: unavailable: outcome unknown, retry with the same key")
+	// ErrBadSignature: an append to a world whose holder signs (its grant
+	// carries the node's registered key) came unsigned, or with a
+	// signature that does not verify against that key.
+	ErrBadSignature = errors.New("leasehold: signature does not verify against the holder's registered key")
 )
