@@ -29,7 +29,8 @@ var (
 type Driver interface {
 	RunStore
 	EffectStore
-	HomeStore // home.go
+	HomeStore    // home.go
+	NodeKeyStore // nodekeys.go
 
 	// Name is "sqlite" or "postgres".
 	Name() string

@@ -139,14 +139,23 @@ func (p *JournalAppendParams) normalized() (valid *JournalAppendParams, idx []in
 	out = make([]journal.AppendOutcome, len(p.Requests))
 	valid = &JournalAppendParams{World: p.World, Requests: make([]journal.AppendRequest, 0, len(p.Requests))}
 	idx = make([]int, 0, len(p.Requests))
+	signed := journal.Signed(p.Requests)
 	for i := range p.Requests {
 		r := p.Requests[i] // a copy: validation normalizes the payload
 		if err := journal.ValidateAppend(&r); err != nil {
+			if signed { // a signed batch is written whole or not at all
+				return nil, nil, nil, fmt.Errorf("request %d of a signed batch: %w", i, err)
+			}
 			out[i].Err = err
 			continue
 		}
 		valid.Requests = append(valid.Requests, r)
 		idx = append(idx, i)
+	}
+	if signed {
+		if err := journal.ValidateSignedBatch(valid.Requests); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if err := checkBatchPayload("requests", len(valid.Requests), func(i int) int { return len(valid.Requests[i].Payload) }); err != nil {
 		return nil, nil, nil, err

@@ -51,7 +51,7 @@ const writePlan = `
 WITH upd AS (
     UPDATE worlds SET
         position = $1, last_hash = $2, last_time = $3, epoch = $4, holder = $5,
-        term_us = $6, expires_at = $7, granted_position = $8
+        term_us = $6, expires_at = $7, granted_position = $8, holder_key = $28
     WHERE id = $9
       AND position = $10
       AND epoch = $11
@@ -116,6 +116,11 @@ func (d *store) change(ctx context.Context, r changeReq, plan planFunc) (*driver
 	}
 	if p.Empty() {
 		return w, nil
+	}
+	// A grant or handoff carries the grantee's registered key, read in the
+	// transaction (a round trip only for those).
+	if err := journal.BindKeys(&p, func(node string) ([]byte, error) { return nodeKey(ctx, conn, node) }); err != nil {
+		return nil, fail("reading the grantee's key", err)
 	}
 	n, err := d.commitPlan(ctx, conn, &p)
 	if err != nil {
@@ -245,10 +250,11 @@ func (d *store) endTx(ctx context.Context, conn *pgxpool.Conn) {
 
 // planArgs are writePlan's parameters: the head after the plan ($1–$8),
 // the condition ($9–$16), the entries as arrays ($17–$26) and the holders
-// whose append.rejected the plan journals ($27).
+// whose append.rejected the plan journals ($27), and the key the epoch's
+// grant carries ($28).
 func planArgs(p *journal.Plan) []any {
 	a, c := p.After, p.Cond
-	args := make([]any, 0, 27)
+	args := make([]any, 0, 28)
 	args = append(args,
 		a.Position, nonNil(a.LastHash), a.LastTime, a.Epoch, a.Holder,
 		int64(a.Term/time.Microsecond), expiresArg(a), a.GrantedAt,
@@ -258,7 +264,7 @@ func planArgs(p *journal.Plan) []any {
 	if rej == nil {
 		rej = []string{}
 	}
-	return append(args, rej)
+	return append(args, rej, nonNil(a.HolderKey))
 }
 
 // entryArrays turns entries into the ten column arrays that writePlan and

@@ -26,6 +26,56 @@ import (
 // leaves the outcome unknown (the pipelined COMMIT may still run); the group
 // committer always passes a deadline.
 func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
+	if !journal.Signed(p.Requests) {
+		out, _, err := d.appendOnce(ctx, p, signedArgs{})
+		return out, err
+	}
+	// A signed batch (journal/sign.go): verified here, in Go, against the
+	// key this process last saw the epoch's grant carry; the function
+	// takes the verdict only if that is the head's key, and otherwise
+	// answers the key (key_unknown) for one more try.
+	r0 := &p.Requests[0]
+	key, known := d.keys.get(p.World, r0.Epoch)
+	for try := 0; ; try++ {
+		sa := signedArgs{sig: p.Requests[len(p.Requests)-1].Signature}
+		if known {
+			sa.key, sa.ok = key, journal.VerifyBatch(key, requestEntries(p), sa.sig)
+		}
+		out, learned, err := d.appendOnce(ctx, p, sa)
+		if err != nil || learned == nil || try > 0 {
+			if err == nil && learned != nil {
+				return nil, fmt.Errorf("postgres: append to %q: the epoch's key changed twice under one append: %w", p.World, driver.ErrConflict)
+			}
+			return out, err
+		}
+		key, known = learned, true
+		d.keys.put(p.World, r0.Epoch, key)
+	}
+}
+
+// requestEntries are the entries a signed batch asks for, at the
+// positions it names: what its signature covers.
+func requestEntries(p *driver.JournalAppendParams) []journal.Entry {
+	es := make([]journal.Entry, len(p.Requests))
+	for i := range p.Requests {
+		r := &p.Requests[i]
+		es[i] = journal.Entry{World: p.World, Position: r.Position, Epoch: r.Epoch, Kind: r.Kind, Holder: r.Holder,
+			Key: r.Key, Payload: r.Payload}
+	}
+	return es
+}
+
+// signedArgs are the signed batch's parameters of leasehold_journal_append:
+// the signature (nil: unsigned), the key the driver verified it against
+// (nil: none known) and the verdict.
+type signedArgs struct {
+	sig, key []byte
+	ok       bool
+}
+
+// appendOnce is one call of leasehold_journal_append. learned is the key
+// the head's epoch carries when the function answered key_unknown.
+func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, sa signedArgs) (_ []journal.AppendOutcome, learned []byte, _ error) {
 	out := make([]journal.AppendOutcome, len(p.Requests))
 	n := len(p.Requests)
 	var (
@@ -36,15 +86,17 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 		kinds    = make([]string, 0, n)
 		keys     = make([]string, 0, n)
 		payloads = make([][]byte, 0, n)
+		posns    = make([]int64, 0, n)
 	)
 	for i := range p.Requests {
 		r := &p.Requests[i] // valid and normalized: driver.Validating
 		idx = append(idx, i)
 		holders, epochs, seens = append(holders, r.Holder), append(epochs, r.Epoch), append(seens, r.SeenPosition)
 		kinds, keys, payloads = append(kinds, string(r.Kind)), append(keys, r.Key), append(payloads, r.Payload)
+		posns = append(posns, r.Position)
 	}
 	if len(idx) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	var now *time.Time
 	if d.clock != nil {
@@ -53,7 +105,7 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 	}
 	conn, err := d.acquire(ctx, critical(p))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: append to %q: %w", p.World, err)
+		return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, err)
 	}
 	defer conn.Release()
 	defer d.endTx(ctx, conn) // a failed statement leaves the transaction open (aborted)
@@ -77,24 +129,24 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 		ms := fmt.Sprintf("%dms", max(left.Milliseconds(), 1))
 		b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", ms)
 	}
-	b.Queue(`SELECT o_position, o_reason, o_epoch, o_holder
-		FROM leasehold_journal_append($1, $2, $3, $4, $5, $6, $7, $8)`,
-		p.World, now, holders, epochs, seens, kinds, keys, payloads)
+	b.Queue(`SELECT o_position, o_reason, o_epoch, o_holder, o_key
+		FROM leasehold_journal_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		p.World, now, holders, epochs, seens, kinds, keys, payloads, posns, nonNil(sa.sig), sa.key, sa.ok)
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
-	fail := func(err error) ([]journal.AppendOutcome, error) {
+	fail := func(err error) ([]journal.AppendOutcome, []byte, error) {
 		switch {
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("postgres: append to %q: %w", p.World, ctx.Err())
+			return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, ctx.Err())
 		case hasDeadline && isServerTimeout(err):
 			// The timeouts set from the caller's deadline fired: the
 			// transaction was rolled back and nothing was written.
-			return nil, fmt.Errorf("postgres: append to %q: nothing written: %w (%v)", p.World, context.DeadlineExceeded, err)
+			return nil, nil, fmt.Errorf("postgres: append to %q: nothing written: %w (%v)", p.World, context.DeadlineExceeded, err)
 		case isNoData(err):
-			return nil, fmt.Errorf("world %q: %w", p.World, driver.ErrNotFound)
+			return nil, nil, fmt.Errorf("world %q: %w", p.World, driver.ErrNotFound)
 		}
-		return nil, fmt.Errorf("postgres: append to %q: %w", p.World, mapWriteError(err))
+		return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, mapWriteError(err))
 	}
 	for range b.Len() - 2 { // BEGIN and the timeouts
 		if _, err := br.Exec(); err != nil {
@@ -110,13 +162,17 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 		var pos, epoch int64
 		var reason *string
 		var holder string
-		if err := rows.Scan(&pos, &reason, &epoch, &holder); err != nil {
+		var okey []byte
+		if err := rows.Scan(&pos, &reason, &epoch, &holder, &okey); err != nil {
 			rows.Close()
 			return fail(err)
 		}
 		if k >= len(idx) {
 			rows.Close()
-			return nil, fmt.Errorf("postgres: append to %q: more outcomes than requests", p.World)
+			return nil, nil, fmt.Errorf("postgres: append to %q: more outcomes than requests", p.World)
+		}
+		if reason != nil && *reason == "key_unknown" {
+			learned = okey
 		}
 		i := idx[k]
 		k++
@@ -135,9 +191,12 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 		return fail(err)
 	}
 	if k != len(idx) {
-		return nil, fmt.Errorf("postgres: append to %q: %d outcomes for %d requests", p.World, k, len(idx))
+		return nil, nil, fmt.Errorf("postgres: append to %q: %d outcomes for %d requests", p.World, k, len(idx))
 	}
-	return out, nil
+	if learned != nil {
+		return nil, learned, nil
+	}
+	return out, nil, nil
 }
 
 // JournalRead implements driver.Driver.

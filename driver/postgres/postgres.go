@@ -124,6 +124,8 @@ type store struct {
 	lmu       sync.Mutex
 	closed    bool
 	listeners sync.WaitGroup
+
+	keys keyCache // the key each world's epoch carries, for signed appends
 }
 
 var _ driver.Driver = (*store)(nil)

@@ -14,18 +14,21 @@ import (
 )
 
 const worldColumns = `id, home, default_term_us, position, last_hash, last_time, epoch, holder,
-	term_us, expires_at, granted_position, created_at`
+	term_us, expires_at, granted_position, created_at, holder_key`
 
 func scanWorld(r pgx.Row) (*driver.World, error) {
 	var w driver.World
 	var defTerm, term int64
 	var expires *time.Time
 	if err := r.Scan(&w.World, &w.Home, &defTerm, &w.Position, &w.LastHash, &w.LastTime, &w.Epoch, &w.Holder,
-		&term, &expires, &w.GrantedAt, &w.CreatedAt); err != nil {
+		&term, &expires, &w.GrantedAt, &w.CreatedAt, &w.HolderKey); err != nil {
 		return nil, err
 	}
 	if len(w.LastHash) == 0 {
 		w.LastHash = nil
+	}
+	if len(w.HolderKey) == 0 {
+		w.HolderKey = nil
 	}
 	w.DefaultTerm = time.Duration(defTerm) * time.Microsecond
 	w.Term = time.Duration(term) * time.Microsecond
@@ -97,6 +100,11 @@ func (d *store) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*
 	if err != nil {
 		return nil, err
 	}
+	// The key is read before the create's transaction: a key registered
+	// in between is carried from the node's next grant on.
+	if err := journal.BindKeys(&plan, func(node string) ([]byte, error) { return nodeKey(ctx, conn, node) }); err != nil {
+		return nil, fmt.Errorf("postgres: creating world %q: %w", p.World, err)
+	}
 	return d.insertWorld(ctx, conn, p.Home, p.Term, plan.After, plan.Entries, nil, plan.Cond.Now)
 }
 
@@ -114,7 +122,7 @@ func (d *store) now(ctx context.Context, conn *pgxpool.Conn) (time.Time, error) 
 
 const (
 	insertHead = `INSERT INTO worlds (` + worldColumns + `)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 
 	insertEntries = `INSERT INTO journal_entries
     (world, position, epoch, kind, holder, key, payload, store_time, prev_hash, hash, signature)
@@ -140,7 +148,7 @@ func (d *store) insertWorld(ctx context.Context, conn *pgxpool.Conn, home string
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(insertHead, s.World, home, int64(defTerm/time.Microsecond), s.Position, nonNil(s.LastHash), s.LastTime,
-		s.Epoch, s.Holder, int64(s.Term/time.Microsecond), expiresArg(s), s.GrantedAt, created)
+		s.Epoch, s.Holder, int64(s.Term/time.Microsecond), expiresArg(s), s.GrantedAt, created, nonNil(s.HolderKey))
 	b.Queue(insertEntries, append([]any{s.World}, entryArrays(entries)...)...)
 	if len(rs) > 0 {
 		epochs, holders := make([]int64, len(rs)), make([]string, len(rs))

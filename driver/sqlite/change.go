@@ -73,6 +73,11 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 	if p.Empty() {
 		return w, nil
 	}
+	// A grant or handoff carries the grantee's registered key, read under
+	// the write lock (no lookup for anything else).
+	if err := journal.BindKeys(&p, func(node string) ([]byte, error) { return nodeKey(ctx, tx, node) }); err != nil {
+		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
+	}
 	if err := writePlan(ctx, tx, st, &p); err != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 	}
@@ -91,7 +96,7 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 const condUpdate = `
 UPDATE worlds SET
     position = ?1, last_hash = ?2, last_time = ?3, epoch = ?4, holder = ?5,
-    term_us = ?6, expires_at = ?7, granted_position = ?8
+    term_us = ?6, expires_at = ?7, granted_position = ?8, holder_key = ?17
 WHERE id = ?9
   AND position = ?10
   AND epoch = ?11
@@ -109,7 +114,7 @@ func writePlan(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) erro
 	res, err := tx.StmtContext(ctx, st.condUpdate).ExecContext(ctx,
 		a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(), a.Epoch, a.Holder,
 		int64(a.Term/time.Microsecond), expiresArg(a), a.GrantedAt,
-		a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt)
+		a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt, nonNil(a.HolderKey))
 	if err != nil {
 		return fmt.Errorf("conditional head write: %w", err)
 	}

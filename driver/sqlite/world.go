@@ -12,7 +12,7 @@ import (
 )
 
 const worldColumns = `id, home, default_term_us, position, last_hash, last_time, epoch, holder,
-	term_us, expires_at, granted_position, created_at`
+	term_us, expires_at, granted_position, created_at, holder_key`
 
 type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -25,11 +25,14 @@ func scanWorld(r rowScanner) (*driver.World, error) {
 	var defTerm, lastTime, term, created int64
 	var expires sql.NullInt64
 	if err := r.Scan(&w.World, &w.Home, &defTerm, &w.Position, &w.LastHash, &lastTime, &w.Epoch, &w.Holder,
-		&term, &expires, &w.GrantedAt, &created); err != nil {
+		&term, &expires, &w.GrantedAt, &created, &w.HolderKey); err != nil {
 		return nil, err
 	}
 	if len(w.LastHash) == 0 {
 		w.LastHash = nil
+	}
+	if len(w.HolderKey) == 0 {
+		w.HolderKey = nil
 	}
 	w.DefaultTerm = time.Duration(defTerm) * time.Microsecond
 	w.Term = time.Duration(term) * time.Microsecond
@@ -82,6 +85,11 @@ func (d *store) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*
 	if err != nil {
 		return nil, err
 	}
+	// The key is read before the create's transaction: a key registered
+	// in between is carried from the node's next grant on.
+	if err := journal.BindKeys(&plan, func(node string) ([]byte, error) { return nodeKey(ctx, d.r, node) }); err != nil {
+		return nil, fmt.Errorf("sqlite: creating world %q: %w", p.World, err)
+	}
 	return d.insertWorld(ctx, p.Home, p.Term, plan.After, plan.Entries, nil)
 }
 
@@ -99,9 +107,9 @@ func (d *store) insertWorld(ctx context.Context, home string, defTerm time.Durat
 	}
 	defer tx.Rollback()
 	created := d.clock.Now()
-	_, err = tx.ExecContext(ctx, `INSERT INTO worlds (`+worldColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = tx.ExecContext(ctx, `INSERT INTO worlds (`+worldColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.World, home, int64(defTerm/time.Microsecond), s.Position, nonNil(s.LastHash), s.LastTime.UnixMicro(), s.Epoch,
-		s.Holder, int64(s.Term/time.Microsecond), expiresArg(s), s.GrantedAt, created.UnixMicro())
+		s.Holder, int64(s.Term/time.Microsecond), expiresArg(s), s.GrantedAt, created.UnixMicro(), nonNil(s.HolderKey))
 	if isUniqueViolation(err) {
 		return nil, fmt.Errorf("world %q exists: %w", s.World, driver.ErrConflict)
 	}
