@@ -119,5 +119,6 @@ func hostileEntries() []hostileEntry {
 	all := append(runStringEntries(), runValueEntries()...)
 	all = append(all, runBatch...)
 	all = append(all, homeEntries()...)
+	all = append(all, keyEntries()...)
 	return append(all, append(worldEntries(), worldRoundTrip(worldBatch)...)...)
 }
