@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -71,6 +72,16 @@ type Config struct {
 	// Empty: the host is no home replica. The Store must then implement
 	// PoolStore (a driver.Driver does).
 	HomePool string
+	// Key is the node's ed25519 key (LoadOrCreateKey reads one from a
+	// file). Start registers its public half in the store under Node; a
+	// grant or handoff to the node then carries it, and the host signs
+	// every batch it appends under such an epoch (journal/sign.go). Nil:
+	// Start makes a key for this process — a host that restarts is granted
+	// its worlds anew anyway (world.Holder's ABA rule), so only an operator
+	// who pins a node's key needs the file. Signing needs a Store with
+	// the key registry (driver.NodeKeyStore, which a driver.Driver has);
+	// with another Store the host signs nothing.
+	Key ed25519.PrivateKey
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Runtime is the seam goroutines and waits go through (the simulator's
@@ -156,6 +167,7 @@ type Host struct {
 	clock clock.Clock
 	log   *slog.Logger
 	life  startstop.Lifecycle
+	key   ed25519.PrivateKey // the key registered at Start; nil: none (the Store has no registry)
 
 	mu    sync.Mutex
 	held  map[string]*hosted
@@ -221,6 +233,9 @@ func (h *Host) Start(ctx context.Context) error {
 		h.mu.Lock()
 		h.ctx = ctx
 		h.mu.Unlock()
+		if err := h.registerKey(ctx); err != nil {
+			return err
+		}
 		return h.startHomePool(ctx)
 	})
 }
@@ -321,7 +336,7 @@ func (h *Host) slot(w string) (*slot, error) {
 	}
 	s := h.slots[w]
 	if s == nil {
-		holder, err := world.NewHolder(world.HolderConfig{Store: h.cfg.Store, Clock: h.clock, World: w, Name: h.cfg.Node, Timing: h.cfg.Timing})
+		holder, err := world.NewHolder(world.HolderConfig{Store: h.cfg.Store, Clock: h.clock, World: w, Name: h.cfg.Node, Timing: h.cfg.Timing, Key: h.key})
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,8 @@ package world
 
 import (
 	"context"
+	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,6 +45,11 @@ type HolderConfig struct {
 	// Timing is the world lease timing; T_lease is the term asked for and,
 	// with S, the runway. Zero fields default to lease.WorldDefaults().
 	Timing lease.Timing
+	// Key is the node's ed25519 key, whose public half the node registered
+	// in the store (driver.NodeKeyStore). When the held epoch's grant
+	// carries a key, each Append is one batch signed with Key
+	// (journal/sign.go); nil signs nothing.
+	Key ed25519.PrivateKey
 }
 
 // Entry is one data entry to append; the Holder adds the holder, the epoch
@@ -85,6 +92,10 @@ type Holder struct {
 	me     string
 	timing lease.Timing
 	s      holderState
+
+	key      ed25519.PrivateKey
+	head     int64  // the highest head position this holder has seen: where its next batch should land
+	epochKey []byte // the key the held epoch's grant carries (journal.State.HolderKey)
 }
 
 // NewHolder returns a Holder holding nothing, that has not yet looked.
@@ -105,7 +116,7 @@ func NewHolder(cfg HolderConfig) (*Holder, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
-	return &Holder{store: cfg.Store, clock: cfg.Clock, world: cfg.World, me: cfg.Name, timing: t}, nil
+	return &Holder{store: cfg.Store, clock: cfg.Clock, world: cfg.World, me: cfg.Name, timing: t, key: cfg.Key}, nil
 }
 
 // Name is the holder's identity.
@@ -139,7 +150,17 @@ func (h *Holder) Read(ctx context.Context) (w *driver.World, adopted bool, err e
 // renewal's send, not from the grant).
 func (h *Holder) Observe(w *driver.World) (adopted bool) {
 	h.s, adopted = observe(h.s, h.me, w.State)
+	h.sawHead(w)
 	return adopted
+}
+
+// sawHead records what a head read says about where the next batch lands
+// and which key the held epoch's grant carries.
+func (h *Holder) sawHead(w *driver.World) {
+	h.head = max(h.head, w.Position)
+	if h.s.epoch != 0 && w.Epoch == h.s.epoch {
+		h.epochKey = w.HolderKey
+	}
 }
 
 // Created folds the answer of the WorldCreate call this generation made:
@@ -185,6 +206,7 @@ func (h *Holder) Renew(ctx context.Context) error {
 		sent = h.clock.Now()
 	}
 	h.s.renewed, h.s.sent, h.s.grantedAt = true, sent, w.GrantedAt
+	h.sawHead(w)
 	return nil
 }
 
@@ -230,11 +252,81 @@ func (h *Holder) Append(ctx context.Context, seen int64, entries ...Entry) ([]jo
 	for i, en := range entries {
 		reqs[i] = journal.AppendRequest{Holder: h.me, Epoch: e, SeenPosition: seen, Kind: en.Kind, Key: en.Key, Payload: en.Payload}
 	}
+	if h.key == nil || h.epochKey == nil {
+		return h.send(ctx, reqs)
+	}
+	// Signed (journal/sign.go): the batch names the positions it lands at.
+	// If they moved (an entry landed since this holder saw the head, or a
+	// key of the batch was appended already), nothing was written: the
+	// holder reads the head, signs what is left again and resends it.
+	outs := make([]journal.AppendOutcome, len(reqs))
+	left := make([]int, len(reqs))
+	for i := range left {
+		left[i] = i
+	}
+	for try := 0; ; try++ {
+		batch := make([]journal.AppendRequest, len(left))
+		for j, i := range left {
+			batch[j] = reqs[i]
+		}
+		if err := h.sign(batch); err != nil {
+			return nil, err
+		}
+		got, err := h.send(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		var moved []int
+		for j, i := range left {
+			outs[i] = got[j]
+			var re *journal.RefusedError
+			if errors.As(got[j].Err, &re) && re.Reason == journal.ReasonMoved {
+				moved = append(moved, i)
+			}
+		}
+		if len(moved) == 0 || try == 2 || h.s.epoch != e {
+			return outs, nil
+		}
+		if _, _, err := h.Read(ctx); err != nil {
+			return nil, err
+		}
+		if h.s.epoch != e {
+			return outs, nil
+		}
+		left = moved
+	}
+}
+
+// sign names the positions of a batch from the head this holder has seen
+// and signs it with the node's key. Payloads are signed in their stored
+// form (compact JSON).
+func (h *Holder) sign(batch []journal.AppendRequest) error {
+	es := make([]journal.Entry, len(batch))
+	for i := range batch {
+		p, err := journal.NormalizePayload(batch[i].Payload)
+		if err != nil {
+			return err
+		}
+		r := &batch[i]
+		r.Payload, r.Position, r.Signature = p, h.head+1+int64(i), nil
+		es[i] = journal.Entry{World: h.world, Position: r.Position, Epoch: r.Epoch, Kind: r.Kind, Holder: r.Holder, Key: r.Key, Payload: r.Payload}
+	}
+	batch[len(batch)-1].Signature = journal.SignBatch(h.key, es)
+	return nil
+}
+
+// send is one JournalAppend; the positions written move the head, and a
+// refusal for epoch, holder or expiry drops the epoch.
+func (h *Holder) send(ctx context.Context, reqs []journal.AppendRequest) ([]journal.AppendOutcome, error) {
+	e := h.s.epoch
 	outs, err := h.store.JournalAppend(ctx, &driver.JournalAppendParams{World: h.world, Requests: reqs})
 	if err != nil {
 		return nil, fmt.Errorf("world %s: %s appending %d entries under epoch %d: %w", h.world, h.me, len(reqs), e, err)
 	}
 	for _, o := range outs {
+		if o.Err == nil {
+			h.head = max(h.head, o.Position)
+		}
 		if o.Err != nil && dropsEpoch(o.Err) {
 			h.s = dropEpoch(h.s)
 		}

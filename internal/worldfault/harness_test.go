@@ -255,11 +255,24 @@ func (s *scenario) checkJournal(w string) []journal.Entry {
 	require.True(t, rep.OK(), "audit: %v", rep.Violation)
 	count := map[string]int{}
 	at := map[string]int64{}
-	for _, e := range es {
+	var st journal.State
+	signed := 0
+	for i := range es {
+		e := &es[i]
 		if e.Kind == host.TurnKind {
 			count[e.Key]++
 			at[e.Key] = e.Position
+			// The audit verified every signature; that there are some to
+			// verify is this: each turn's epoch was granted with the
+			// host's registered key, so its batch had to be signed.
+			require.NotNil(t, st.HolderKey, "turn at %d under epoch %d, whose grant carries no key", e.Position, e.Epoch)
 		}
+		if len(e.Signature) > 0 {
+			signed++
+		}
+		var err error
+		st, err = journal.Fold(st, e)
+		require.NoError(t, err)
 	}
 	for k, n := range count {
 		require.Equal(t, 1, n, "key %s journaled %d times", k, n)
@@ -270,7 +283,8 @@ func (s *scenario) checkJournal(w string) []journal.Entry {
 		require.Equal(t, 1, count[a.key], "acknowledged key %s is in the journal once", a.key)
 		require.Equal(t, at[a.key], a.pos, "acknowledged key %s at the position it was answered with", a.key)
 	}
-	t.Logf("journal: %d entries, %d turns, %d acknowledged, spans: %s", len(es), len(count), len(s.acks), spans(rep))
+	t.Logf("journal: %d entries, %d turns in %d signed batches (every signature valid), %d acknowledged, spans: %s",
+		len(es), len(count), signed, len(s.acks), spans(rep))
 	return es
 }
 
