@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:7461", "address of the host's HTTP API (port 0: any free port)")
 	create := fs.String("create", "", "comma-separated worlds to create, homed on this node, at start")
 	sweep := fs.Bool("sweep", false, "run the expiry sweep (a home replica)")
+	keyFile := fs.String("key", "", "the node's ed25519 key file (PEM, created with mode 0600 on first start; a looser mode is refused); empty: a key for this process only")
 	homePool := fs.String("home-pool", "", "the home pool this host serves as a replica of: worlds homed on the pool whose holder's lease expires are granted to a live replica")
 	wd := lease.WorldDefaults()
 	term := fs.Duration("lease", wd.Lease, "world lease term T_lease")
@@ -55,6 +57,13 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
+	var key ed25519.PrivateKey // read before the store is opened: a refused key file changes nothing
+	if *keyFile != "" {
+		var err error
+		if key, err = host.LoadOrCreateKey(*keyFile); err != nil {
+			return err
+		}
+	}
 	d, err := openDriver(ctx, *db)
 	if err != nil {
 		return err
@@ -64,7 +73,7 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool})
+	h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool, Key: key})
 	if err != nil {
 		return err
 	}

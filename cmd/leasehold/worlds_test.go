@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,5 +55,10 @@ func TestWorldsSubcommandsDriveHosts(t *testing.T) {
 	require.Contains(t, run(0, "audit", "--world", "acct"), "OK: hash chain verified")
 	require.Contains(t, run(0, "worlds", "revoke", "--world", "acct", "--reason", "maintenance"), "revoked (maintenance)")
 	require.Contains(t, run(1, "host", "--node", "x", "--program", "nope"), "unknown program")
+	loose := filepath.Join(t.TempDir(), "node.key")
+	_, err = host.LoadOrCreateKey(loose)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(loose, 0o644))
+	require.Contains(t, run(1, "host", "--node", "x", "--key", loose), "mode 0644 lets others read the key")
 	require.Contains(t, run(0, "worlds", "help"), "worlds spill")
 }
