@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"fmt"
 )
 
@@ -21,6 +22,9 @@ type Report struct {
 	// position, the epoch and holder that held the write lease.
 	Spans []Span
 	Final State
+	// Signatures counts the batch signatures verified (journal/sign.go),
+	// and Signed the entries they cover.
+	Signatures, Signed int64
 	// Violation is the first entry that broke the chain or the lease rules;
 	// nil when the whole journal verified. Nothing after it is trusted.
 	Violation *Violation
@@ -55,6 +59,10 @@ func (a *Auditor) Add(e *Entry) error {
 		v, _ := err.(*Violation)
 		a.rep.Violation = v
 		return v
+	}
+	if len(e.Signature) > 0 { // Fold verified it
+		a.rep.Signatures++
+		a.rep.Signed += e.Position - cmp.Or(a.rep.Final.SignFrom, e.Position) + 1
 	}
 	if n.Epoch != a.epoch {
 		a.epoch, a.rejected = n.Epoch, map[string]bool{}

@@ -62,6 +62,9 @@ func TestSignedBatchesAppendAndAudit(t *testing.T) {
 	p, out = PlanAppendKeyed(s, now, signedBatch(priv, 5, "d"), never, nil)
 	require.NoError(t, out[0].Err)
 	commit(t, &es, p)
+	rep := Audit(es)
+	require.Equal(t, int64(2), rep.Signatures)
+	require.Equal(t, int64(4), rep.Signed)
 
 	// Every way of breaking a signature is found at its position by the audit.
 	tamper := func(f func([]Entry)) Violation {

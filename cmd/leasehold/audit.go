@@ -68,7 +68,8 @@ func printReport(out io.Writer, rep leasehold.AuditReport, positions bool) {
 	printSpans(out, rep, positions)
 	if rep.OK() {
 		f := rep.Final
-		fmt.Fprintf(out, "OK: hash chain verified; every position written under the epoch current at it; head %d, epoch %d", f.Position, f.Epoch)
+		fmt.Fprintf(out, "OK: hash chain verified; %d signatures verified, covering %d entries; every position written under the epoch current at it; head %d, epoch %d",
+			rep.Signatures, rep.Signed, f.Position, f.Epoch)
 		if f.Holder != "" {
 			fmt.Fprintf(out, " held by %s until %s", f.Holder, f.ExpiresAt.Format(time.RFC3339))
 		}
