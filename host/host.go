@@ -72,6 +72,9 @@ type Config struct {
 	// Empty: the host is no home replica. The Store must then implement
 	// PoolStore (a driver.Driver does).
 	HomePool string
+	// Effector runs the side effects programs decide (effects.go). Nil: a
+	// command whose decision asks for effects is refused (*CommandError).
+	Effector Effector
 	// Key is the node's ed25519 key (LoadOrCreateKey reads one from a
 	// file). Start registers its public half in the store under Node; a
 	// grant or handoff to the node then carries it, and the host signs
@@ -157,6 +160,8 @@ type Reply struct {
 	// Duplicate is true when the command had been applied before (a retry)
 	// and this is the first application's reply.
 	Duplicate bool
+	// Effects are the outcomes of the command's side effects (effects.go).
+	Effects []EffectOutcome
 }
 
 // Host holds the write leases of some worlds and runs their turns: SPEC
@@ -179,6 +184,7 @@ type Host struct {
 	ctx    context.Context
 
 	selfStops, acquired, released, spills, handbacks, lookedN atomic.Int64
+	effects, gateRefusals                                     atomic.Int64
 }
 
 // Stats are a host's counters since it started.
@@ -189,12 +195,17 @@ type Stats struct {
 	Handbacks int64 `json:"handbacks"`  // hot-world band: worlds this host handed back home
 	SelfStops int64 `json:"self_stops"` // worlds let go because the lease could not be confirmed: a failed renewal, or the durable lag at D_stop
 	Looked    int64 `json:"looked"`     // worlds this host generation has made its first look at (Prepare, Acquire, Create, the home pool's looks)
+	Effects   int64 `json:"effects"`    // side effects invoked (effects.go)
+	// GateRefusals counts turn batches whose effects the side-effect gate
+	// refused for want of lease runway (their commands answered ErrLeaseRunway).
+	GateRefusals int64 `json:"gate_refusals"`
 }
 
 // Stats returns the host's counters.
 func (h *Host) Stats() Stats {
 	return Stats{Acquired: h.acquired.Load(), Released: h.released.Load(), SelfStops: h.selfStops.Load(),
-		Spills: h.spills.Load(), Handbacks: h.handbacks.Load(), Looked: h.lookedN.Load()}
+		Spills: h.spills.Load(), Handbacks: h.handbacks.Load(), Looked: h.lookedN.Load(),
+		Effects: h.effects.Load(), GateRefusals: h.gateRefusals.Load()}
 }
 
 // slot is what this host generation keeps of one world, held or not: its

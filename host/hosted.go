@@ -315,9 +315,10 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 	return true
 }
 
-// turn decides a batch of commands against the mirror, appends one entry
-// per new command in one group commit, and answers each. false: the lease
-// is gone and the loop ended.
+// turn decides a batch of commands against the mirror, runs their side
+// effects (turn_effects.go), appends one entry per new command in one
+// group commit, and answers each. false: the lease is gone and the loop
+// ended.
 func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 	m := hw.m
 	now := hw.h.clock.Now()
@@ -342,13 +343,13 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 			return true
 		}
 	}
+	// Effects an earlier holder started and never turned are settled (or
+	// answered uncertain) before anything is decided.
+	batch = hw.settleUncertain(ctx, batch)
 	start := hw.h.clock.Now()
 	var (
-		entries []world.Entry
-		owners  [][]*pending
-		hashes  []string
-		replies []json.RawMessage
-		inBatch = map[string]int{}
+		decided []*decision
+		inBatch = map[string]*decision{}
 	)
 	for _, p := range batch {
 		if err := p.ctx.Err(); err != nil {
@@ -359,35 +360,40 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 			if r.hash != p.hash {
 				p.finish(Reply{}, &KeyReusedError{World: hw.world, Key: p.cmd.Key, Position: r.pos})
 			} else {
-				p.finish(Reply{Position: r.pos, Payload: r.reply, Duplicate: true}, nil)
+				p.finish(Reply{Position: r.pos, Payload: r.reply, Duplicate: true, Effects: r.effects}, nil)
 			}
 			continue
 		}
-		if i, ok := inBatch[p.cmd.Key]; ok { // the same key twice in one batch: one turn
-			if hashes[i] != p.hash {
+		if d, ok := inBatch[p.cmd.Key]; ok { // the same key twice in one batch: one turn
+			if d.hash != p.hash {
 				p.finish(Reply{}, &KeyReusedError{World: hw.world, Key: p.cmd.Key})
 			} else {
-				owners[i] = append(owners[i], p)
+				d.owners = append(d.owners, p)
 			}
 			continue
 		}
-		d, err := m.state.Decide(p.cmd)
+		dec, err := m.state.Decide(p.cmd)
+		if err == nil && len(dec.Effects) > 0 {
+			err = hw.effectsAllowed(dec.Effects)
+		}
 		if err != nil {
 			p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
 			continue
 		}
-		reply, err := compactReply(d.Reply)
+		reply, err := compactReply(dec.Reply)
 		if err != nil {
 			p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
 			continue
 		}
-		payload, err := encodeTurn(&turn{Program: m.prog.Name(), Hash: p.hash, Events: d.Events, Reply: reply})
-		if err != nil {
-			p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
-			continue
+		d := &decision{owners: []*pending{p}, key: p.cmd.Key, hash: p.hash, reply: reply, events: dec.Events, effects: dec.Effects}
+		if len(d.effects) == 0 { // encoded now: a turn too large is refused before its events are applied
+			if d.payload, err = encodeTurn(&turn{Program: m.prog.Name(), Hash: d.hash, Events: d.events, Reply: reply}); err != nil {
+				p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
+				continue
+			}
 		}
 		applied := true
-		for _, ev := range d.Events {
+		for _, ev := range d.events {
 			if err := m.state.Apply(ev); err != nil {
 				// Part of the turn is in the state: rebuild it before the
 				// next decision, and journal none of this command.
@@ -399,16 +405,35 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 		if !applied {
 			break
 		}
-		inBatch[p.cmd.Key] = len(entries)
-		entries = append(entries, world.Entry{Kind: TurnKind, Key: p.cmd.Key, Payload: payload})
-		owners = append(owners, []*pending{p})
-		hashes = append(hashes, p.hash)
-		replies = append(replies, reply)
+		inBatch[p.cmd.Key] = d
+		decided = append(decided, d)
 	}
-	if m.dirty && len(entries) < len(batch) {
+	if m.dirty {
 		// An apply failed: the commands after it were not decided; they wait
 		// for the next batch, after the rebuild.
-		hw.requeueUndecided(batch, owners)
+		hw.requeueUndecided(batch, decided)
+	}
+	hw.runEffects(ctx, decided)
+	var (
+		entries []world.Entry
+		turned  []*decision
+	)
+	for _, d := range decided {
+		if d.dropped {
+			continue
+		}
+		if d.payload == nil {
+			var err error
+			if d.payload, err = encodeTurn(&turn{Program: m.prog.Name(), Hash: d.hash, Events: d.events, Reply: d.reply, Effects: d.outcomes}); err != nil {
+				// The effects ran: their intents stay pending, so a retry
+				// is answered uncertain, never invoked again.
+				m.dirty = true
+				d.finish(Reply{}, &CommandError{World: hw.world, Key: d.key, Err: err})
+				continue
+			}
+		}
+		entries = append(entries, world.Entry{Kind: TurnKind, Key: d.key, Payload: d.payload})
+		turned = append(turned, d)
 	}
 	if len(entries) == 0 {
 		return true
@@ -423,10 +448,8 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 		m.dirty = true // the decided events are in the state, not (known to be) in the journal
 		var he *world.HolderError
 		if errors.As(err, &he) { // refused by the holder itself: nothing was sent
-			for _, ps := range owners {
-				for _, p := range ps {
-					p.finish(Reply{}, &NotHolderError{World: hw.world})
-				}
+			for _, d := range turned {
+				d.finish(Reply{}, &NotHolderError{World: hw.world})
 			}
 			if he.Reason == world.RefusedNoEpoch {
 				hw.release(&NotHolderError{World: hw.world})
@@ -434,10 +457,8 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 			}
 			return true
 		}
-		for _, ps := range owners {
-			for _, p := range ps {
-				p.finish(Reply{}, &UnknownOutcomeError{World: hw.world, Key: p.cmd.Key, Err: err})
-			}
+		for _, d := range turned {
+			d.finish(Reply{}, &UnknownOutcomeError{World: hw.world, Key: d.key, Err: err})
 		}
 		return true
 	}
@@ -447,32 +468,28 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 	// before m.pos.
 	last, lost := m.pos, false
 	for i, o := range outs {
+		d := turned[i]
 		switch {
 		case o.Err != nil:
 			m.dirty = true
 			var re *journal.RefusedError
 			if errors.As(o.Err, &re) && (errors.Is(o.Err, lease.ErrFenced) || errors.Is(o.Err, lease.ErrNotHolder) || errors.Is(o.Err, lease.ErrLeaseExpired)) {
 				lost = true
-				for _, p := range owners[i] {
-					p.finish(Reply{}, &NotHolderError{World: hw.world})
-				}
+				d.finish(Reply{}, &NotHolderError{World: hw.world})
 				continue
 			}
-			for _, p := range owners[i] {
-				p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: o.Err})
-			}
+			d.finish(Reply{}, &CommandError{World: hw.world, Key: d.key, Err: o.Err})
 		case o.Position > last:
 			last = o.Position
-			m.remember(entries[i].Key, keyRecord{hash: hashes[i], reply: replies[i], pos: o.Position}, now)
-			for _, p := range owners[i] {
-				p.finish(Reply{Position: o.Position, Payload: replies[i]}, nil)
-			}
+			m.remember(d.key, keyRecord{hash: d.hash, reply: d.reply, pos: o.Position, effects: d.outcomes}, now)
+			delete(m.fx, d.key)
+			d.finish(Reply{Position: o.Position, Payload: d.reply, Effects: d.outcomes}, nil)
 		default:
 			// The store already held this key (applied before the mirror's
 			// memory of keys reaches): nothing was written for it, and the
 			// events decided now are not the journal's.
 			m.dirty = true
-			hw.answerFromJournal(ctx, owners[i], hashes[i], o.Position)
+			hw.answerFromJournal(ctx, d.owners, d.hash, o.Position)
 		}
 	}
 	if !m.dirty {
@@ -493,12 +510,32 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 	return true
 }
 
+// decision is one command decided in a turn batch (with the retries of its
+// key in the same batch), on its way to the journal.
+type decision struct {
+	owners   []*pending
+	key      string
+	hash     string
+	reply    json.RawMessage
+	events   []Event
+	effects  []EffectRequest
+	outcomes []EffectOutcome
+	payload  []byte // the turn entry's payload, once encoded
+	dropped  bool   // answered without a turn (its effects could not run)
+}
+
+func (d *decision) finish(r Reply, err error) {
+	for _, p := range d.owners {
+		p.finish(r, err)
+	}
+}
+
 // requeueUndecided puts the batch's commands that were neither answered
 // nor journaled back at the front of the inbox.
-func (hw *hosted) requeueUndecided(batch []*pending, owners [][]*pending) {
+func (hw *hosted) requeueUndecided(batch []*pending, ds []*decision) {
 	decided := map[*pending]bool{}
-	for _, ps := range owners {
-		for _, p := range ps {
+	for _, d := range ds {
+		for _, p := range d.owners {
 			decided[p] = true
 		}
 	}
@@ -522,7 +559,7 @@ func (hw *hosted) answerFromJournal(ctx context.Context, ps []*pending, hash str
 		case t.Hash != hash:
 			p.finish(Reply{}, &KeyReusedError{World: hw.world, Key: p.cmd.Key, Position: pos})
 		default:
-			p.finish(Reply{Position: pos, Payload: t.Reply, Duplicate: true}, nil)
+			p.finish(Reply{Position: pos, Payload: t.Reply, Duplicate: true, Effects: t.Effects}, nil)
 		}
 	}
 }

@@ -26,6 +26,7 @@ type mirror struct {
 	pos   int64 // position replayed (or journaled by this node) through
 	dirty bool
 
+	fx     map[string]map[string]*fxState // effects of commands not yet turned, by command and effect key (effects.go)
 	keys   map[string]keyRecord
 	order  []keyAge // keys in the order they were recorded, for retention
 	maxAge time.Duration
@@ -33,9 +34,10 @@ type mirror struct {
 }
 
 type keyRecord struct {
-	hash  string
-	reply json.RawMessage
-	pos   int64
+	hash    string
+	reply   json.RawMessage
+	pos     int64
+	effects []EffectOutcome
 }
 
 type keyAge struct {
@@ -50,7 +52,7 @@ func newMirror(w string, p Program, maxAge time.Duration, maxLen int) *mirror {
 // reset forgets everything: the next catchUp replays from position 1.
 func (m *mirror) reset() {
 	m.state, m.pos, m.dirty = m.prog.New(), 0, false
-	m.keys, m.order = map[string]keyRecord{}, nil
+	m.keys, m.order, m.fx = map[string]keyRecord{}, nil, nil
 }
 
 // remember records a key's reply; old ones beyond the retention are
@@ -89,7 +91,13 @@ func (m *mirror) fold(e *journal.Entry, now time.Time) error {
 					Err: fmt.Errorf("applying %s: %v: %w", ev.Kind, err, lease.ErrCorrupt)}
 			}
 		}
-		m.remember(e.Key, keyRecord{hash: t.Hash, reply: t.Reply, pos: e.Position}, now)
+		m.remember(e.Key, keyRecord{hash: t.Hash, reply: t.Reply, pos: e.Position, effects: t.Effects}, now)
+		delete(m.fx, e.Key) // a turn ends its command's effects
+	}
+	if e.Kind == EffectKind || e.Kind == EffectResolvedKind {
+		if err := m.foldEffect(e); err != nil {
+			return err
+		}
 	}
 	m.pos = e.Position
 	return nil

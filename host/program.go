@@ -62,4 +62,9 @@ type Decision struct {
 	// Reply is answered to the submitter and to every retry, JSON; empty is
 	// null.
 	Reply json.RawMessage
+	// Effects are the side effects the command causes, run once each by
+	// the host's Effector through the world's effect ledger (effects.go)
+	// before the turn is journaled; their outcomes are journaled with the
+	// turn and reported in the Reply.
+	Effects []EffectRequest
 }

@@ -30,6 +30,7 @@ type turn struct {
 	Hash    string          `json:"h"`
 	Events  []Event         `json:"e,omitempty"`
 	Reply   json.RawMessage `json:"r,omitempty"`
+	Effects []EffectOutcome `json:"x,omitempty"`
 }
 
 // commandHash is the hash of a command's compact payload: unpadded
