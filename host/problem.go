@@ -1,13 +1,12 @@
 package host
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/httpapi"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -39,12 +38,12 @@ const (
 	ProblemKeyReused      = "https://leasehold.dev/problems/key-reused"
 	ProblemUnknownOutcome = "https://leasehold.dev/problems/unknown-outcome"
 	ProblemCommand        = "https://leasehold.dev/problems/command-refused"
-	ProblemInvalid        = "https://leasehold.dev/problems/invalid"
-	ProblemNotFound       = "https://leasehold.dev/problems/not-found"
-	ProblemConflict       = "https://leasehold.dev/problems/conflict"
-	ProblemClosed         = "https://leasehold.dev/problems/closed"
+	ProblemInvalid        = httpapi.ProblemInvalid
+	ProblemNotFound       = httpapi.ProblemNotFound
+	ProblemConflict       = httpapi.ProblemConflict
+	ProblemClosed         = httpapi.ProblemClosed
 	ProblemProgram        = "https://leasehold.dev/problems/program"
-	ProblemInternal       = "https://leasehold.dev/problems/internal"
+	ProblemInternal       = httpapi.ProblemInternal
 )
 
 func (p *Problem) Error() string { return fmt.Sprintf("%s (%d): %s", p.Title, p.Status, p.Detail) }
@@ -119,10 +118,5 @@ func errorOf(p *Problem) error {
 
 func writeProblem(w http.ResponseWriter, err error) {
 	p := problemOf(err)
-	w.Header().Set("Content-Type", "application/problem+json")
-	if p.RetryAfterMS > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt((p.RetryAfterMS+999)/1000, 10))
-	}
-	w.WriteHeader(p.Status)
-	_ = json.NewEncoder(w).Encode(p)
+	httpapi.WriteProblem(w, p.Status, p.RetryAfterMS, p)
 }

@@ -77,9 +77,12 @@ var rules = map[string]rule{
 
 	// the world host: public because a user implements its Program and
 	// runs it in their own process; it links no concrete driver either
-	"host": {layer: "world host", inside: join(driverAPI, lifecycle, []string{"internal/world"}),
+	"host": {layer: "world host", inside: join(driverAPI, lifecycle, []string{"internal/world", "internal/httpapi"}),
 		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	"host/programs": {layer: "world host", inside: join(foundation, []string{"host"})},
+
+	// the HTTP edge both surfaces share: problem documents, strict bodies
+	"internal/httpapi": {layer: "http edge", inside: pureCore},
 
 	// the public face: the machinery, never a concrete driver (the user
 	// passes one to NewClient), so it links neither database library
