@@ -1,5 +1,6 @@
-// Command leasehold is the Leasehold CLI: a demo of the fenced world
-// journal, migrations, audit, export and import, and the benchmark command.
+// Command leasehold is the Leasehold CLI: the HTTP API server (serve), a
+// demo of the fenced world journal, migrations, audit, export and import,
+// and the benchmark command.
 //
 // The store is chosen by --db (or LEASEHOLD_DATABASE_URL): a postgres:// URL
 // selects Postgres, anything else is a SQLite file (default ./leasehold.db).
@@ -24,6 +25,7 @@ type command struct {
 }
 
 var commands = []command{
+	{"serve", "serve the HTTP API (runs: enqueue, claim, renew, effects, events, complete) on --listen (default 127.0.0.1:7460)", runServe},
 	{"demo", "create a world, append, hand the lease around, show a fenced zombie, audit", runDemo},
 	{"migrate", "apply pending schema migrations", runMigrate},
 	{"worlds", "list worlds and their leases; `worlds show|submit|spill|handback|revoke` (see `worlds help`)", runWorlds},

@@ -88,6 +88,10 @@ var rules = map[string]rule{
 	// passes one to NewClient), so it links neither database library
 	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "internal/doctor", "host"}),
 		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
+	// the HTTP API over a client: like the public face, it links no
+	// concrete driver (the CLI opens one and hands over the client)
+	"server": {layer: "surface", inside: join([]string{"", "internal/httpapi"}, driverAPI),
+		outside: []string{"github.com/prometheus/client_golang"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// a program on the embedded store alone links no pgx
 	"examples/sqliteonly": {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},
 

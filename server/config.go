@@ -1,0 +1,69 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/lease"
+)
+
+// Config configures a Server. The zero value is valid.
+type Config struct {
+	// Timing is the run lease timing remote runners hold leases under.
+	// Zero fields take lease.RunDefaults() (T_lease 90s, S 15s …).
+	Timing lease.Timing
+	// MaxBodyBytes caps one request body; a larger one is refused unread
+	// with the too-large problem (413). Defaults to 4 MiB: a batch of
+	// runs whose payloads are each up to 64 KiB compact.
+	MaxBodyBytes int64
+	// MaxClaimWait bounds a claim's long poll (wait_ms). Defaults to 30s.
+	MaxClaimWait time.Duration
+	// ClaimPoll is how often a long-polling claim looks again when nothing
+	// woke it (runs enqueued by another process, a scheduled time
+	// passing). Enqueues through this server wake it at once. Defaults to
+	// 250ms.
+	ClaimPoll time.Duration
+	// Clock measures runway (send times of claims and renewals) and drives
+	// the long poll. Defaults to the real clock, whose Now is monotonic.
+	Clock clock.Clock
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// The defaults.
+const (
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxClaimWait = 30 * time.Second
+	DefaultClaimPoll    = 250 * time.Millisecond
+)
+
+func (c Config) withDefaults() Config {
+	c.Timing = c.Timing.WithDefaults(lease.RunDefaults())
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxClaimWait <= 0 {
+		c.MaxClaimWait = DefaultMaxClaimWait
+	}
+	if c.ClaimPoll <= 0 {
+		c.ClaimPoll = DefaultClaimPoll
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports a configuration New would refuse, naming the values.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if err := c.Timing.Validate(); err != nil {
+		return fmt.Errorf("server: run timing: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+// Package server is `leasehold serve`: an HTTP/JSON API over a
+// leasehold.Client, so a runner in any language, on any machine, can
+// enqueue runs, claim them under fenced leases, renew them, record
+// idempotent effects, emit events and finish them — with the same fencing
+// as the in-process worker, because every mutating call carries the fence
+// and the store checks it in the SQL WHERE (docs/design/fencing.md).
+//
+// # Runway over the wire
+//
+// A lease's runway is measured from the send time of the write that set
+// its expiry (SPEC §1). Over HTTP the server is the sender: it notes its
+// own monotonic send time of each claim and renewal, and every answer that
+// touches a lease carries runway_ms — what is left of that lease, on the
+// server's clock, less S, at the moment the answer is written. A client
+// sets its deadline to its own send time of the request plus runway_ms. It
+// sent before the server did and reads the answer after the server wrote
+// it, so the deadline is earlier than the server's, whatever the two
+// clocks' offset: conservative by construction.
+//
+// The effect gate runs on the server (effects/begin carries the effect's
+// declared maximum duration): the runway it vouches for must cover the
+// effect plus the margin, or one synchronous renewal is tried and, still
+// short, the call is refused with the runway problem and nothing is
+// written.
+//
+// In this increment a remote renewal is a synchronous fenced UPDATE
+// (lease.SyncCritical), not coalesced by a keeper; the wire does not
+// change when it is.
+//
+// # Errors
+//
+// Every error is an RFC 9457 problem document (application/problem+json)
+// whose type is one stable URI per sentinel (Problem, problem.go). Bodies
+// are decoded strictly: unknown fields, trailing data, invalid UTF-8 in a
+// string and bodies over Config.MaxBodyBytes are refused with a typed
+// problem before anything is written.
+//
+// The routes are in routes.go; openapi.json (served at /openapi.json)
+// documents them, and a test fails when the two differ.
+package server

@@ -1,0 +1,16 @@
+package server
+
+// RouteKeys lists "METHOD path" of every registered route, for the
+// OpenAPI test.
+func (s *Server) RouteKeys() []string {
+	var out []string
+	for _, rt := range s.routes() {
+		out = append(out, rt.method+" "+rt.path)
+	}
+	return out
+}
+
+// ProblemTypes are the problem type URIs the server answers with.
+var ProblemTypes = []string{ProblemFenced, ProblemLeaseLost, ProblemRunway, ProblemUncertain, ProblemUnknownQueue,
+	ProblemInvalid, ProblemTooLarge, ProblemNotFound, ProblemConflict, ProblemClosed, ProblemUnavailable,
+	ProblemNotMigrated, ProblemInternal, ProblemMethod}

@@ -1,0 +1,226 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver/postgres"
+	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/server"
+)
+
+// stores are the two stores every API test runs on.
+var stores = []struct {
+	name string
+	open func(t *testing.T) leasehold.Driver
+}{
+	{"sqlite", func(t *testing.T) leasehold.Driver {
+		d, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "lh.db")})
+		require.NoError(t, err)
+		return d
+	}},
+	{"postgres", func(t *testing.T) leasehold.Driver {
+		url, schema := testdb.Schema(t)
+		d, err := postgres.Open(context.Background(), postgres.Config{URL: url, Schema: schema, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		return d
+	}},
+}
+
+// eachStore runs fn as a subtest on each store.
+func eachStore(t *testing.T, fn func(t *testing.T, open func(t *testing.T) leasehold.Driver)) {
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, s.open)
+		})
+	}
+}
+
+// testBundle is one server over a fresh store, behind a real loopback
+// listener (httptest.Server).
+type testBundle struct {
+	c    *leasehold.Client
+	s    *server.Server
+	url  string
+	http *http.Client // the test server's own: its connections close with it
+}
+
+func setup(t *testing.T, open func(t *testing.T) leasehold.Driver, ccfg leasehold.Config, scfg server.Config) *testBundle {
+	t.Helper()
+	ctx := context.Background()
+	if ccfg.Logger == nil {
+		ccfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c, err := leasehold.NewClient(ctx, open(t), ccfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	if scfg.Logger == nil {
+		scfg.Logger = ccfg.Logger
+	}
+	s, err := server.New(c, scfg)
+	require.NoError(t, err)
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return &testBundle{c: c, s: s, url: hs.URL, http: hs.Client()}
+}
+
+// reply is one answer: its status, media type and body.
+type reply struct {
+	status int
+	ctype  string
+	body   []byte
+}
+
+// do sends a raw body (nil for none).
+func (b *testBundle) do(t *testing.T, method, path string, body []byte) reply {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, b.url+path, rd)
+	require.NoError(t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := b.http.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return reply{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), body: out}
+}
+
+// post sends v as JSON.
+func (b *testBundle) post(t *testing.T, path string, v any) reply {
+	t.Helper()
+	body, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b.do(t, http.MethodPost, path, body)
+}
+
+func (b *testBundle) get(t *testing.T, path string) reply {
+	t.Helper()
+	return b.do(t, http.MethodGet, path, nil)
+}
+
+// ok decodes a 2xx answer into v.
+func (r reply) ok(t *testing.T, v any) {
+	t.Helper()
+	require.Less(t, r.status, 300, "status %d: %s", r.status, r.body)
+	require.Equal(t, "application/json", r.ctype)
+	require.NoError(t, json.Unmarshal(r.body, v))
+}
+
+// problem is an answer's problem document.
+type problem struct {
+	Type         string `json:"type"`
+	Title        string `json:"title"`
+	Status       int    `json:"status"`
+	Detail       string `json:"detail"`
+	Field        string `json:"field"`
+	RunID        int64  `json:"run_id"`
+	Fence        int64  `json:"fence"`
+	CurrentFence int64  `json:"current_fence"`
+	State        string `json:"state"`
+	Key          string `json:"key"`
+	IntentFence  int64  `json:"intent_fence"`
+	NeededMS     int64  `json:"needed_ms"`
+	AvailableMS  int64  `json:"available_ms"`
+	Queue        string `json:"queue"`
+	Limit        int64  `json:"limit"`
+}
+
+// problem requires r to be a problem document of type typ (the last path
+// segment of its URI) and returns it.
+func (r reply) problem(t *testing.T, typ string) problem {
+	t.Helper()
+	require.Equal(t, "application/problem+json", r.ctype, "status %d: %s", r.status, r.body)
+	var p problem
+	require.NoError(t, json.Unmarshal(r.body, &p))
+	require.Equal(t, "https://leasehold.dev/problems/"+typ, p.Type, "%s", r.body)
+	require.Equal(t, r.status, p.Status)
+	return p
+}
+
+// Wire shapes the tests read.
+type run struct {
+	ID          int64           `json:"id"`
+	Queue       string          `json:"queue"`
+	Payload     json.RawMessage `json:"payload"`
+	State       string          `json:"state"`
+	Attempt     int             `json:"attempt"`
+	Fence       int64           `json:"fence"`
+	Owner       string          `json:"owner"`
+	UniqueKey   string          `json:"unique_key"`
+	Reason      string          `json:"reason"`
+	Result      json.RawMessage `json:"result"`
+	ExpiresAt   string          `json:"expires_at"`
+	RunwayMS    int64           `json:"runway_ms"`
+	MaxAttempts int             `json:"max_attempts"`
+}
+
+type runsBody struct {
+	Runs []run `json:"runs"`
+}
+
+type enqueued struct {
+	Runs []struct {
+		Run      run  `json:"run"`
+		Existing bool `json:"existing"`
+	} `json:"runs"`
+}
+
+type runBody struct {
+	Run run `json:"run"`
+}
+
+// enqueue enqueues one run of queue and returns it.
+func (b *testBundle) enqueue(t *testing.T, queue, payload string) run {
+	t.Helper()
+	var e enqueued
+	b.post(t, "/v1/runs", map[string]any{"runs": []map[string]any{{"queue": queue, "payload": json.RawMessage(payload)}}}).ok(t, &e)
+	require.Len(t, e.Runs, 1)
+	return e.Runs[0].Run
+}
+
+// claimOne claims one run of queue for owner.
+func (b *testBundle) claimOne(t *testing.T, queue, owner string) run {
+	t.Helper()
+	var c runsBody
+	b.post(t, "/v1/runs/claim", map[string]any{"queue": queue, "owner": owner}).ok(t, &c)
+	require.Len(t, c.Runs, 1)
+	return c.Runs[0]
+}
+
+func runPath(id int64, tail string) string { return fmt.Sprintf("/v1/runs/%d%s", id, tail) }
+
+// snapshot is everything the API shows of a run: its row, its effect
+// ledger and its event log, as the server answers them.
+func (b *testBundle) snapshot(t *testing.T, id int64) string {
+	t.Helper()
+	var parts []string
+	for _, p := range []string{"", "/effects", "/events"} {
+		r := b.get(t, runPath(id, p))
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		parts = append(parts, string(r.body))
+	}
+	return strings.Join(parts, "\n")
+}

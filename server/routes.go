@@ -1,0 +1,38 @@
+package server
+
+import "net/http"
+
+// route is one endpoint. The table is the one list of what the server
+// serves: New registers it, and TestOpenAPIMatchesRoutes holds
+// openapi.json to it.
+type route struct {
+	method, path string
+	handler      http.Handler
+}
+
+func (s *Server) routes() []route {
+	h := func(method, path string, f http.HandlerFunc) route { return route{method, path, f} }
+	return []route{
+		h("GET", "/healthz", s.healthz),
+		h("GET", "/readyz", s.readyz),
+		h("GET", "/metrics", s.metrics.handler().ServeHTTP),
+		h("GET", "/openapi.json", serveOpenAPI),
+
+		h("POST", "/v1/runs", s.enqueue),
+		h("GET", "/v1/runs/{id}", s.getRun),
+		h("POST", "/v1/runs/claim", s.claim),
+		h("POST", "/v1/runs/{id}/renew", s.renew),
+		h("POST", "/v1/runs/{id}/complete", s.complete),
+		h("POST", "/v1/runs/{id}/fail", s.fail),
+		h("POST", "/v1/runs/{id}/block", s.block),
+		h("POST", "/v1/runs/{id}/cancel", s.cancel),
+
+		h("POST", "/v1/runs/{id}/effects/begin", s.effectBegin),
+		h("POST", "/v1/runs/{id}/effects/commit", s.effectCommit),
+		h("POST", "/v1/runs/{id}/effects/resolve", s.effectResolve),
+		h("GET", "/v1/runs/{id}/effects", s.effects),
+
+		h("POST", "/v1/runs/{id}/events", s.emit),
+		h("GET", "/v1/runs/{id}/events", s.events),
+	}
+}

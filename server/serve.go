@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// DefaultShutdownTimeout bounds how long Serve lets in-flight requests
+// finish after it was told to stop.
+const DefaultShutdownTimeout = 10 * time.Second
+
+// ShutdownReport says what Serve did when it stopped.
+type ShutdownReport struct {
+	Claimed        int64         // runs claimed through this server over its life
+	InFlight       int64         // requests being answered when the stop began
+	CutOff         bool          // the timeout ran out before they all finished
+	Took           time.Duration // from the stop to the store closed
+	ClientCloseErr error         // what closing the client (its services and the store) returned
+}
+
+// String is the report as `leasehold serve` prints it.
+func (r ShutdownReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "stopped claiming and accepting requests (%d runs claimed through this server)\n", r.Claimed)
+	if r.CutOff {
+		fmt.Fprintf(&b, "%d requests in flight at the stop; some were cut off at the timeout (their runners retry: every write is fenced or keyed)\n", r.InFlight)
+	} else {
+		fmt.Fprintf(&b, "%d requests in flight at the stop, all answered\n", r.InFlight)
+	}
+	if r.ClientCloseErr != nil {
+		fmt.Fprintf(&b, "reclaimer and world sweep stopped, events flushed, store closed with an error: %v\n", r.ClientCloseErr)
+	} else {
+		b.WriteString("reclaimer and world sweep stopped, events flushed, store closed\n")
+	}
+	fmt.Fprintf(&b, "shutdown took %v", r.Took.Round(time.Millisecond))
+	return b.String()
+}
+
+// Serve is the whole `leasehold serve` lifecycle on ln: it starts the
+// client's background services (the run reclaimer and the world expiry
+// sweep — the client's own, through its one lifecycle), serves the API
+// until ctx ends, then shuts down in order: long polls answer, new claims
+// and readiness are refused, in-flight requests finish within timeout
+// (DefaultShutdownTimeout when <= 0), and the client is closed (its
+// services stopped, buffered events flushed, the store closed). Serve owns
+// the client from the call on.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, timeout time.Duration) (ShutdownReport, error) {
+	if timeout <= 0 {
+		timeout = DefaultShutdownTimeout
+	}
+	start := func() error {
+		if err := s.c.StartReclaimer(context.Background()); err != nil { // stopped by Close
+			return fmt.Errorf("starting the reclaimer: %w", err)
+		}
+		if err := s.c.StartSweeper(context.Background()); err != nil {
+			return fmt.Errorf("starting the world sweep: %w", err)
+		}
+		return nil
+	}
+	if err := start(); err != nil {
+		_ = ln.Close()
+		return ShutdownReport{ClientCloseErr: s.c.Close()}, err
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return context.Background() }}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	stopAt := time.Now() // the report's wall-clock figure, not a lease decision
+	s.beginStopping()
+	rep := ShutdownReport{Claimed: s.claims.Load(), InFlight: s.inFlight.Load()}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		rep.CutOff = true
+		_ = hs.Close()
+	}
+	rep.ClientCloseErr = s.c.Close()
+	rep.Took = time.Since(stopAt)
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return rep, fmt.Errorf("serving: %w", serveErr)
+	}
+	return rep, nil
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/httpapi"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// Server serves the HTTP API over a client. Create it with New, serve its
+// Handler (or call Serve for the whole `leasehold serve` lifecycle).
+//
+// The run calls go to the client's store through the client's driver —
+// the same validating driver (driver.Validating) the in-process worker
+// writes through, so a remote runner's input meets the same rules, once,
+// above the store, and every fence check is the store's own.
+type Server struct {
+	c       *leasehold.Client
+	d       driver.Driver
+	cfg     Config
+	book    *leaseBook
+	metrics *metrics
+	mux     *http.ServeMux
+
+	// enqueued is closed (and replaced) when runs were enqueued through
+	// this server, waking long-polling claims at once.
+	wakeMu   sync.Mutex
+	enqueued chan struct{}
+
+	// stopping is closed when shutdown begins: long polls answer what
+	// they have, new claims are refused (closed), /readyz says not ready.
+	stopping     chan struct{}
+	stoppingOnce sync.Once
+	claims       atomic.Int64 // runs claimed through this server, for the shutdown report
+	inFlight     atomic.Int64 // requests being answered, for the shutdown report
+}
+
+// New returns a server over c. c's lifecycle stays the caller's (Serve
+// starts its background services and closes it when told to stop).
+func New(c *leasehold.Client, cfg Config) (*Server, error) {
+	if c == nil {
+		return nil, fmt.Errorf("server: New needs a client: %w", leasehold.ErrInvalid)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{c: c, d: c.Driver(), cfg: cfg, book: newLeaseBook(cfg.Clock, cfg.Timing),
+		enqueued: make(chan struct{}), stopping: make(chan struct{})}
+	s.metrics = newMetrics()
+	s.mux = http.NewServeMux()
+	for _, rt := range s.routes() {
+		s.mux.Handle(rt.method+" "+rt.path, rt.handler)
+	}
+	return s, nil
+}
+
+// Handler returns the API: every route of routes.go, problems for the
+// rest, and the request metrics around them.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	// The pattern is looked up first for the metrics label and the
+	// unrouted answer; a routed request then goes through the mux itself,
+	// which sets its path values.
+	var h http.Handler = s.mux
+	_, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		h, pattern = s.unrouted(r), "unrouted"
+	}
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	start := s.cfg.Clock.Now()
+	h.ServeHTTP(sw, r)
+	s.metrics.observe(pattern, sw.status, s.cfg.Clock.Since(start))
+}
+
+// unrouted answers a request no route matched: method-not-allowed when the
+// path has a route under another method, not-found otherwise — as problem
+// documents, like every other error.
+func (s *Server) unrouted(r *http.Request) http.Handler {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := s.mux.Handler(probe); p != "" {
+			allow = append(allow, m)
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(allow) > 0 {
+			w.Header()["Allow"] = allow
+			httpapi.WriteProblem(w, http.StatusMethodNotAllowed, 0, &Problem{Type: ProblemMethod, Title: "method not allowed",
+				Status: http.StatusMethodNotAllowed, Detail: fmt.Sprintf("%s %s: allowed %v", r.Method, r.URL.Path, allow)})
+			return
+		}
+		httpapi.WriteProblem(w, http.StatusNotFound, 0, &Problem{Type: ProblemNotFound, Title: "not found",
+			Status: http.StatusNotFound, Detail: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Flush lets a long answer stream through the metrics wrapper.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// decode reads the request body strictly into v, within the body cap.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	return httpapi.Decode(w, r, s.cfg.MaxBodyBytes, v)
+}
+
+// runID reads the {id} path segment: a positive decimal run id.
+func runID(r *http.Request) (int64, error) {
+	v := r.PathValue("id")
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &journal.InputError{Field: "id", Problem: fmt.Sprintf("%.40q is not a positive run id", v)}
+	}
+	return id, nil
+}
+
+// wake wakes every long-polling claim.
+func (s *Server) wake() {
+	s.wakeMu.Lock()
+	close(s.enqueued)
+	s.enqueued = make(chan struct{})
+	s.wakeMu.Unlock()
+}
+
+func (s *Server) enqueuedCh() <-chan struct{} {
+	s.wakeMu.Lock()
+	defer s.wakeMu.Unlock()
+	return s.enqueued
+}
+
+// beginStopping marks the start of shutdown.
+func (s *Server) beginStopping() { s.stoppingOnce.Do(func() { close(s.stopping) }) }
+
+func (s *Server) isStopping() bool {
+	select {
+	case <-s.stopping:
+		return true
+	default:
+		return false
+	}
+}
