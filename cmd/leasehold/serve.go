@@ -56,4 +56,3 @@ func describeStore(db string) string {
 	}
 	return "sqlite " + db
 }
-
