@@ -89,6 +89,13 @@ type reply struct {
 // do sends a raw body (nil for none).
 func (b *testBundle) do(t *testing.T, method, path string, body []byte) reply {
 	t.Helper()
+	r, err := b.send(method, path, body)
+	require.NoError(t, err)
+	return r
+}
+
+// send is do without the test's require: safe off the test goroutine.
+func (b *testBundle) send(method, path string, body []byte) (reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var rd io.Reader
@@ -96,16 +103,38 @@ func (b *testBundle) do(t *testing.T, method, path string, body []byte) reply {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, b.url+path, rd)
-	require.NoError(t, err)
+	if err != nil {
+		return reply{}, err
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := b.http.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return reply{}, err
+	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), body: out}, err
+}
+
+// postAsync posts v off the test goroutine; the answer (or the error)
+// arrives on the channel.
+func (b *testBundle) postAsync(t *testing.T, path string, v any) <-chan replyOrErr {
+	t.Helper()
+	body, err := json.Marshal(v)
 	require.NoError(t, err)
-	return reply{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), body: out}
+	ch := make(chan replyOrErr, 1)
+	go func() {
+		r, err := b.send(http.MethodPost, path, body)
+		ch <- replyOrErr{r, err}
+	}()
+	return ch
+}
+
+type replyOrErr struct {
+	reply
+	err error
 }
 
 // post sends v as JSON.
