@@ -14,3 +14,7 @@ func (s *Server) RouteKeys() []string {
 var ProblemTypes = []string{ProblemFenced, ProblemLeaseLost, ProblemRunway, ProblemUncertain, ProblemUnknownQueue,
 	ProblemInvalid, ProblemTooLarge, ProblemNotFound, ProblemConflict, ProblemClosed, ProblemUnavailable,
 	ProblemNotMigrated, ProblemInternal, ProblemMethod}
+
+// BeginStopping starts the shutdown's first step (as Serve does when told
+// to stop) without closing anything.
+func (s *Server) BeginStopping() { s.beginStopping() }
