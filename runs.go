@@ -60,6 +60,23 @@ func (c *Client) Run(ctx context.Context, id int64) (*Run, error) {
 	return c.d.RunGet(ctx, &driver.RunGetParams{ID: id})
 }
 
+// RunsFilter selects a page of runs for Client.Runs: after the cursor
+// After (a run id; 0 for the first page), at most Limit (<= 0 means 100,
+// at most 1000), of Queue and in State when set.
+type RunsFilter struct {
+	Queue string
+	State runs.State
+	After int64
+	Limit int
+}
+
+// Runs lists runs ascending by id. The next page starts after the last
+// run's id; a page shorter than the limit is the last. Paging by id never
+// skips or repeats a run however the table changes between pages.
+func (c *Client) Runs(ctx context.Context, f RunsFilter) ([]*Run, error) {
+	return c.d.RunList(ctx, &driver.RunListParams{Queue: f.Queue, State: f.State, AfterID: f.After, Limit: f.Limit})
+}
+
 // Cancel cancels an available, running or blocked run (an operator action):
 // the fence is incremented, so a running holder is fenced out.
 func (c *Client) Cancel(ctx context.Context, id int64, reason string) (*Run, error) {

@@ -25,9 +25,11 @@ var (
 )
 
 // Driver is a store of record. Implementations are safe for concurrent use.
-// Its run half is RunStore (runs.go) and EffectStore (effects.go).
+// Its run half is RunStore (runs.go), RunLister (runs_list.go) and
+// EffectStore (effects.go).
 type Driver interface {
 	RunStore
+	RunLister // runs_list.go
 	EffectStore
 	HomeStore    // home.go
 	NodeKeyStore // nodekeys.go

@@ -28,6 +28,25 @@ func (p *RunEnqueueParams) normalized() (*RunEnqueueParams, error) {
 // Validate checks the run id.
 func (p *RunGetParams) Validate() error { return validateRunID(p.ID) }
 
+// Validate checks the filters, the cursor and the page size.
+func (p *RunListParams) Validate() error {
+	if p.Queue != "" {
+		if err := runs.ValidateQueue(p.Queue); err != nil {
+			return err
+		}
+	}
+	if p.State != "" && !p.State.Valid() {
+		return &journal.InputError{Field: "state", Problem: fmt.Sprintf("%.40q is not a run state", p.State)}
+	}
+	if p.AfterID < 0 {
+		return &journal.InputError{Field: "after", Problem: fmt.Sprintf("%d is not a run id cursor", p.AfterID)}
+	}
+	if p.Limit > MaxRunListLimit {
+		return &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is over the limit of %d", p.Limit, MaxRunListLimit)}
+	}
+	return nil
+}
+
 // Validate checks the queue, owner, batch size and lease of a claim.
 func (p *RunClaimParams) Validate() error {
 	if err := runs.ValidateQueue(p.Queue); err != nil {

@@ -167,6 +167,10 @@ func (v validating) RunGet(ctx context.Context, p *RunGetParams) (*Run, error) {
 	return checked(ctx, p, typed(v, v.Driver.RunGet))
 }
 
+func (v validating) RunList(ctx context.Context, p *RunListParams) ([]*Run, error) {
+	return checked(ctx, p, typed(v, v.Driver.RunList))
+}
+
 func (v validating) RunClaim(ctx context.Context, p *RunClaimParams) ([]*Run, error) {
 	return checked(ctx, p, typed(v, v.Driver.RunClaim))
 }

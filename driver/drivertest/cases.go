@@ -6,6 +6,6 @@ func Cases() []Case {
 	for _, group := range [][]Case{schemaCases, worldCases, appendCases, leaseCases, sweepCases, importCases, propertyCases, runCases, effectCases, renewManyCases, inputCases, hostileCases, runRoundTripCases, effectLedgerCases, appendMoreCases, edgeCases} {
 		all = append(all, group...)
 	}
-	return append(all, enqueueOrderCase,
+	return append(all, enqueueOrderCase, runListCase,
 		Case{"RunEnqueueBatchKeepsEveryColumnInInputOrder", caseRunEnqueueBatchKeepsEveryColumn})
 }
