@@ -19,6 +19,7 @@ func (s *Server) routes() []route {
 		h("GET", "/openapi.json", serveOpenAPI),
 
 		h("POST", "/v1/runs", s.enqueue),
+		h("GET", "/v1/runs", s.listRuns),
 		h("GET", "/v1/runs/{id}", s.getRun),
 		h("POST", "/v1/runs/claim", s.claim),
 		h("POST", "/v1/runs/{id}/renew", s.renew),
