@@ -33,5 +33,8 @@ func TestHealthReadinessAndMetrics(t *testing.T) {
 		require.Contains(t, text, `leasehold_http_requests_total{code="404",route="GET /v1/runs/{id}"} 1`)
 		require.Contains(t, text, "leasehold_runs_claimed_total 1")
 		require.False(t, strings.Contains(text, "424242"), "a raw path in a label")
+		if b.c.Driver().Name() == "postgres" {
+			require.Contains(t, text, "leasehold_pool_max_conns{pool=", "the store's pools")
+		}
 	})
 }

@@ -54,6 +54,9 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	s := &Server{c: c, d: c.Driver(), cfg: cfg, book: newLeaseBook(cfg.Clock, cfg.Timing),
 		enqueued: make(chan struct{}), stopping: make(chan struct{})}
 	s.metrics = newMetrics()
+	if pr, ok := s.d.(driver.PoolReporter); ok {
+		s.metrics.reg.MustRegister(newPoolCollector(pr))
+	}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" "+rt.path, rt.handler)
