@@ -23,7 +23,7 @@ func TestListingPagesWithACursor(t *testing.T) {
 		held := b.claimOne(t, "a", "o")
 
 		type page struct {
-			Runs []run `json:"runs"`
+			Runs []run  `json:"runs"`
 			Next string `json:"next"`
 		}
 		var got []int64

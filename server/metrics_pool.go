@@ -38,8 +38,12 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.r.PoolStats() {
-		g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, p.Name) }
-		n := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, p.Name) }
+		g := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, p.Name)
+		}
+		n := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, p.Name)
+		}
 		g(c.max, float64(p.Max))
 		g(c.open, float64(p.Open))
 		g(c.idle, float64(p.Idle))
