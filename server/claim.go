@@ -27,15 +27,15 @@ import (
 func (s *Server) claim(w http.ResponseWriter, r *http.Request) {
 	var req claimRequest
 	if err := s.decode(w, r, &req); err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	if err := req.validate(s.cfg.MaxClaimWait); err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	if s.isStopping() {
-		writeProblem(w, fmt.Errorf("claim: the server is shutting down: %w", leasehold.ErrClosed))
+		s.problem(w, r, fmt.Errorf("claim: the server is shutting down: %w", leasehold.ErrClosed))
 		return
 	}
 	ctx := r.Context()
@@ -44,7 +44,7 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) {
 		wake := s.enqueuedCh() // taken before the claim, so an enqueue after it is not missed
 		got, err := s.claimOnce(ctx, req)
 		if err != nil {
-			writeProblem(w, err)
+			s.problem(w, r, err)
 			return
 		}
 		left := deadline.Sub(s.cfg.Clock.Now())

@@ -34,27 +34,27 @@ func (s *Server) effectBegin(w http.ResponseWriter, r *http.Request) {
 		err = s.decode(w, r, &req)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	maxDur := msDuration(req.MaxDurationMS)
 	if err := s.cfg.Timing.CheckEffect(maxDur); err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	ref := driver.RunLeaseRef{ID: id, Fence: req.Fence}
 	if err := s.gate(r, ref, string(req.Owner), maxDur); err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	e, err := s.d.RunEffectBegin(r.Context(), &driver.RunEffectParams{RunID: id, Fence: req.Fence, Key: string(req.Key)})
 	if err != nil {
 		s.forgetIfRefused(ref, err)
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	if e.Outcome == driver.EffectUncertain {
-		writeProblem(w, &runs.UncertainEffectError{RunID: id, Key: e.Key, IntentFence: e.Fence})
+		s.problem(w, r, &runs.UncertainEffectError{RunID: id, Key: e.Key, IntentFence: e.Fence})
 		return
 	}
 	writeJSON(w, effectBeginResponse{Outcome: string(e.Outcome), Effect: effectOf(e),
@@ -87,13 +87,13 @@ func (s *Server) effectCommit(w http.ResponseWriter, r *http.Request) {
 		err = s.decode(w, r, &req)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	e, err := s.d.RunEffectCommit(r.Context(), &driver.RunEffectCommitParams{RunID: id, Fence: req.Fence, Key: string(req.Key), Result: req.Result})
 	if err != nil {
 		s.forgetIfRefused(driver.RunLeaseRef{ID: id, Fence: req.Fence}, err)
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	writeJSON(w, effectResponse{Effect: effectOf(e)})
@@ -109,14 +109,14 @@ func (s *Server) effectResolve(w http.ResponseWriter, r *http.Request) {
 		err = s.decode(w, r, &req)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	e, err := s.d.RunEffectResolve(r.Context(), &driver.RunEffectResolveParams{RunID: id, Fence: req.Fence, Key: string(req.Key),
 		Committed: req.Happened, Result: req.Result})
 	if err != nil {
 		s.forgetIfRefused(driver.RunLeaseRef{ID: id, Fence: req.Fence}, err)
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	writeJSON(w, effectResponse{Effect: effectOf(e)})
@@ -126,16 +126,16 @@ func (s *Server) effectResolve(w http.ResponseWriter, r *http.Request) {
 func (s *Server) effects(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	if _, err := s.c.Run(r.Context(), id); err != nil {
-		writeProblem(w, err) // not-found for a run that does not exist, not an empty ledger
+		s.problem(w, r, err) // not-found for a run that does not exist, not an empty ledger
 		return
 	}
 	es, err := s.d.RunEffectList(r.Context(), &driver.RunEffectListParams{RunID: id})
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	out := effectsResponse{Effects: make([]effectBody, len(es))}

@@ -19,11 +19,11 @@ const maxEnqueueBatch = 1000
 func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
 	var req enqueueRequest
 	if err := s.decode(w, r, &req); err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	if n := len(req.Runs); n == 0 || n > maxEnqueueBatch {
-		writeProblem(w, &journal.InputError{Field: "runs", Problem: fmt.Sprintf("%d runs: a batch holds 1 to %d", n, maxEnqueueBatch)})
+		s.problem(w, r, &journal.InputError{Field: "runs", Problem: fmt.Sprintf("%d runs: a batch holds 1 to %d", n, maxEnqueueBatch)})
 		return
 	}
 	in := make([]leasehold.Enqueue, len(req.Runs))
@@ -32,7 +32,7 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.c.Enqueue(r.Context(), in...)
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	s.wake()

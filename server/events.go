@@ -27,7 +27,7 @@ func (s *Server) emit(w http.ResponseWriter, r *http.Request) {
 		err = &journal.InputError{Field: "events", Problem: fmt.Sprintf("%d events: a batch holds 1 to %d", len(req.Events), maxEmitBatch)}
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	evs := make([]driver.RunEventInsert, len(req.Events))
@@ -36,13 +36,13 @@ func (s *Server) emit(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.d.RunEventAppend(r.Context(), &driver.RunEventAppendParams{Events: evs})
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	if len(res.Fenced) > 0 {
 		// One run, one fence: the store refused the batch as a whole.
 		// Name the fence in force, as the other fenced writes do.
-		writeProblem(w, s.refusal(r.Context(), "emit", id, req.Fence))
+		s.problem(w, r, s.refusal(r.Context(), "emit", id, req.Fence))
 		return
 	}
 	writeJSON(w, emitResponse{Accepted: len(evs)})
@@ -77,16 +77,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		err = &journal.InputError{Field: "limit", Problem: fmt.Sprintf("%d is outside 0..%d", limit, driver.MaxRunEventListLimit)}
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	if _, err := s.c.Run(r.Context(), id); err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	es, err := s.c.Events(r.Context(), id, afterFence, afterSeq, int(limit))
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	out := eventsResponse{Events: make([]eventBody, len(es))}

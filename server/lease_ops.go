@@ -26,12 +26,12 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
 		err = s.decode(w, r, &req)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	run, runway, err := s.renewNow(r, id, req.Fence, string(req.Owner))
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	writeJSON(w, leasedRun{runBody: runOf(run), RunwayMS: ms(runway)})
@@ -63,7 +63,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, id, fence int64,
 	run, err := write()
 	if err != nil {
 		s.forgetIfRefused(ref, err)
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	s.book.forget(ref)
@@ -78,7 +78,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		err = s.decode(w, r, &req)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	s.finish(w, r, id, req.Fence, func() (*driver.Run, error) {
@@ -96,7 +96,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request) {
 		err = s.decode(w, r, &req)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	s.finish(w, r, id, req.Fence, func() (*driver.Run, error) {
@@ -123,7 +123,7 @@ func (s *Server) block(w http.ResponseWriter, r *http.Request) {
 		err = s.decode(w, r, &req)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	s.finish(w, r, id, req.Fence, func() (*driver.Run, error) {
@@ -141,14 +141,34 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 		err = s.decode(w, r, &req)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	run, err := s.c.Cancel(r.Context(), id, string(req.Reason))
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
+	writeJSON(w, runResponse{Run: runOf(run)})
+}
+
+// unblock is POST /v1/runs/{id}/unblock: an operator action, no fence; a
+// blocked run becomes available at once (conflict if it is not blocked).
+func (s *Server) unblock(w http.ResponseWriter, r *http.Request) {
+	id, err := runID(r)
+	if err == nil {
+		err = s.decode(w, r, &struct{}{})
+	}
+	if err != nil {
+		s.problem(w, r, err)
+		return
+	}
+	run, err := s.c.Unblock(r.Context(), id)
+	if err != nil {
+		s.problem(w, r, err)
+		return
+	}
+	s.wake()
 	writeJSON(w, runResponse{Run: runOf(run)})
 }
 
@@ -156,12 +176,12 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	id, err := runID(r)
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	run, err := s.c.Run(r.Context(), id)
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	writeJSON(w, runResponse{Run: runOf(run)})

@@ -125,6 +125,9 @@ func TestARunsLifeOverHTTP(t *testing.T) {
 		var blocked runBody
 		b.post(t, runPath(second.ID, "/block"), map[string]any{"fence": again2.Fence, "reason": "waiting for approval"}).ok(t, &blocked)
 		require.Equal(t, "blocked", blocked.Run.State)
+		b.post(t, runPath(second.ID, "/unblock"), map[string]any{}).ok(t, &blocked)
+		require.Equal(t, "available", blocked.Run.State)
+		b.post(t, runPath(second.ID, "/unblock"), map[string]any{}).problem(t, "conflict")
 		var cancelled runBody
 		b.post(t, runPath(second.ID, "/cancel"), map[string]any{"reason": "operator"}).ok(t, &cancelled)
 		require.Equal(t, "cancelled", cancelled.Run.State)

@@ -23,7 +23,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		err = queryInt(q.Get("limit"), "limit", &limit)
 	}
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	if limit <= 0 {
@@ -34,7 +34,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	rs, err := s.c.Runs(r.Context(), leasehold.RunsFilter{Queue: q.Get("queue"), State: runs.State(q.Get("state")),
 		After: after, Limit: int(min(limit, 1<<31))})
 	if err != nil {
-		writeProblem(w, err)
+		s.problem(w, r, err)
 		return
 	}
 	page := runsPage{Runs: make([]runBody, len(rs))}

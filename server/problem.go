@@ -131,8 +131,13 @@ func problemOf(err error) *Problem {
 	return p
 }
 
-// writeProblem answers err as its problem document.
-func writeProblem(w http.ResponseWriter, err error) {
+// problem answers err as its problem document. A 5xx is logged with the
+// error: it is the server's or the store's trouble, not the caller's, and
+// the problem's detail is all the caller sees of it.
+func (s *Server) problem(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemOf(err)
+	if p.Status >= http.StatusInternalServerError {
+		s.cfg.Logger.Error("api call failed", "method", r.Method, "path", r.URL.Path, "type", p.Type, "err", err)
+	}
 	httpapi.WriteProblem(w, p.Status, 0, p)
 }
