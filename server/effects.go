@@ -96,7 +96,7 @@ func (s *Server) effectCommit(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
-	writeJSON(w, effectResponse{Effect: effectOf(e)})
+	writeJSON(w, effectResponse{Effect: effectOf(e), RunwayMS: ms(s.book.runway(driver.RunLeaseRef{ID: id, Fence: req.Fence}))})
 }
 
 // effectResolve is POST /v1/runs/{id}/effects/resolve: an uncertain effect
@@ -119,7 +119,7 @@ func (s *Server) effectResolve(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, err)
 		return
 	}
-	writeJSON(w, effectResponse{Effect: effectOf(e)})
+	writeJSON(w, effectResponse{Effect: effectOf(e), RunwayMS: ms(s.book.runway(driver.RunLeaseRef{ID: id, Fence: req.Fence}))})
 }
 
 // effects is GET /v1/runs/{id}/effects: the run's ledger, by key.

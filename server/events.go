@@ -45,7 +45,7 @@ func (s *Server) emit(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, s.refusal(r.Context(), "emit", id, req.Fence))
 		return
 	}
-	writeJSON(w, emitResponse{Accepted: len(evs)})
+	writeJSON(w, emitResponse{Accepted: len(evs), RunwayMS: ms(s.book.runway(driver.RunLeaseRef{ID: id, Fence: req.Fence}))})
 }
 
 // refusal explains a fenced batch write from the run as it is now.

@@ -79,9 +79,13 @@ func TestARunsLifeOverHTTP(t *testing.T) {
 		events := map[string]any{"fence": c.Fence, "events": []map[string]any{
 			{"seq": 1, "kind": "progress", "payload": json.RawMessage(`{"pct":50}`)},
 			{"seq": 2, "kind": "progress", "payload": json.RawMessage(`{"pct":100}`)}}}
-		var emitted struct{ Accepted int }
+		var emitted struct {
+			Accepted int
+			RunwayMS int64 `json:"runway_ms"`
+		}
 		b.post(t, runPath(c.ID, "/events"), events).ok(t, &emitted)
 		require.Equal(t, 2, emitted.Accepted)
+		require.Positive(t, emitted.RunwayMS)
 		b.post(t, runPath(c.ID, "/events"), events).ok(t, &emitted) // a retry
 		var evs struct {
 			Events []struct {

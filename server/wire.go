@@ -199,8 +199,11 @@ type effectBeginResponse struct {
 	RunwayMS       int64      `json:"runway_ms"`
 }
 
+// effectResponse answers a commit or a resolve, with the lease's runway
+// (0 when this server has no confirmed send for it: renew first).
 type effectResponse struct {
-	Effect effectBody `json:"effect"`
+	Effect   effectBody `json:"effect"`
+	RunwayMS int64      `json:"runway_ms"`
 }
 
 type effectsResponse struct {
@@ -221,7 +224,8 @@ type emitEvent struct {
 }
 
 type emitResponse struct {
-	Accepted int `json:"accepted"`
+	Accepted int   `json:"accepted"`
+	RunwayMS int64 `json:"runway_ms"` // as for effectResponse
 }
 
 type eventBody struct {
