@@ -54,11 +54,3 @@ type NodeKeyGetParams struct{ Node string }
 
 // Validate checks the node.
 func (p *NodeKeyGetParams) Validate() error { return journal.ValidateID("node", p.Node) }
-
-func (v validating) NodeKeyRegister(ctx context.Context, p *NodeKeyRegisterParams) (*NodeKey, error) {
-	return checked(ctx, p, typed(v, v.Driver.NodeKeyRegister))
-}
-
-func (v validating) NodeKeyGet(ctx context.Context, p *NodeKeyGetParams) (*NodeKey, error) {
-	return checked(ctx, p, typed(v, v.Driver.NodeKeyGet))
-}

@@ -267,3 +267,11 @@ func (v validating) RunEventAppend(ctx context.Context, p *RunEventAppendParams)
 func (v validating) RunEventList(ctx context.Context, p *RunEventListParams) ([]*RunEvent, error) {
 	return normalizedCall(ctx, p, typed(v, v.Driver.RunEventList))
 }
+
+func (v validating) NodeKeyRegister(ctx context.Context, p *NodeKeyRegisterParams) (*NodeKey, error) {
+	return checked(ctx, p, typed(v, v.Driver.NodeKeyRegister))
+}
+
+func (v validating) NodeKeyGet(ctx context.Context, p *NodeKeyGetParams) (*NodeKey, error) {
+	return checked(ctx, p, typed(v, v.Driver.NodeKeyGet))
+}
