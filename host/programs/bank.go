@@ -3,6 +3,7 @@ package programs
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/lease"
@@ -14,6 +15,12 @@ import (
 //	{"op":"withdraw","account":"a","amount":3}
 //	{"op":"transfer","from":"a","to":"b","amount":2}
 //	{"op":"balance","account":"a"}
+//	{"op":"payout","account":"a","amount":3,"to":"acct-at-other-bank"}
+//
+// A payout withdraws and pays the amount out of the world: its decision
+// asks for one side effect, "payout" (payload {"account","amount","to"},
+// at most PayoutMaxDuration), which the host runs through its Effector
+// once, whichever holder applies the command (host/effects.go).
 //
 // Amounts are positive integers. A withdrawal or transfer that would take
 // an account below zero is answered {"ok":false,"error":"insufficient
@@ -41,6 +48,16 @@ type bankCmd struct {
 	From    string `json:"from,omitempty"`
 	To      string `json:"to,omitempty"`
 	Amount  int64  `json:"amount,omitempty"`
+}
+
+// PayoutMaxDuration is the payout effect's declared maximum duration.
+const PayoutMaxDuration = time.Second
+
+// Payout is the payout effect's payload.
+type Payout struct {
+	Account string `json:"account"`
+	Amount  int64  `json:"amount"`
+	To      string `json:"to"`
 }
 
 type bankEvent struct {
@@ -101,6 +118,24 @@ func (s *BankState) Decide(cmd host.Command) (host.Decision, error) {
 		}
 		return reply(BankReply{OK: true, Balance: s.Balances[c.Account] - c.Amount},
 			[]host.Event{event("withdrawn", bankEvent{c.Account, c.Amount})})
+	case "payout":
+		if err := firstErr(account(c.Account), account(c.To), amount()); err != nil {
+			return host.Decision{}, err
+		}
+		if s.Balances[c.Account] < c.Amount {
+			return reply(BankReply{Balance: s.Balances[c.Account], Error: "insufficient funds"}, nil)
+		}
+		d, err := reply(BankReply{OK: true, Balance: s.Balances[c.Account] - c.Amount},
+			[]host.Event{event("withdrawn", bankEvent{c.Account, c.Amount})})
+		if err != nil {
+			return d, err
+		}
+		p, err := json.Marshal(Payout{Account: c.Account, Amount: c.Amount, To: c.To})
+		if err != nil {
+			return host.Decision{}, err
+		}
+		d.Effects = []host.EffectRequest{{Key: "payout", Payload: p, MaxDuration: PayoutMaxDuration}}
+		return d, nil
 	case "transfer":
 		if err := firstErr(account(c.From), account(c.To), amount()); err != nil {
 			return host.Decision{}, err
@@ -117,7 +152,7 @@ func (s *BankState) Decide(cmd host.Command) (host.Decision, error) {
 		return reply(BankReply{OK: true, Balance: s.Balances[c.From] - c.Amount}, []host.Event{
 			event("withdrawn", bankEvent{c.From, c.Amount}), event("deposited", bankEvent{c.To, c.Amount})})
 	}
-	return host.Decision{}, badBank("unknown op %q (deposit, withdraw, transfer, balance)", c.Op)
+	return host.Decision{}, badBank("unknown op %q (deposit, withdraw, transfer, payout, balance)", c.Op)
 }
 
 // Apply folds a deposited or withdrawn event.
