@@ -26,6 +26,7 @@ type hostConfig struct {
 	Schema      string
 	Timing      lease.Timing
 	Life        time.Duration
+	EffectsURL  string // the witness: the payouts' effects are POSTed there
 }
 
 // timing is the world defaults divided by 10.
@@ -50,7 +51,8 @@ func runHostProcess(raw string) int {
 		return 1
 	}
 	defer d.Close()
-	h, err := host.New(host.Config{Store: d, Node: cfg.Node, Program: programs.Bank{}, Timing: cfg.Timing, Logger: log})
+	h, err := host.New(host.Config{Store: d, Node: cfg.Node, Program: programs.Bank{}, Timing: cfg.Timing, Logger: log,
+		Effector: &host.WebhookEffector{URL: cfg.EffectsURL, Client: &http.Client{Timeout: 5 * time.Second}}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "host:", err)
 		return 1

@@ -52,13 +52,15 @@ type scenario struct {
 	wg     sync.WaitGroup
 	acked  atomic.Int64
 	notify chan struct{} // a tick per acknowledgement, for waits
+	wit    *witness      // the payouts' downstream system
 }
 
 type ackRecord struct {
-	key string
-	at  time.Time
-	pos int64
-	dup bool
+	key    string
+	at     time.Time
+	pos    int64
+	dup    bool
+	payout bool
 }
 
 func newScenario(t *testing.T) *scenario {
@@ -77,7 +79,7 @@ func newScenario(t *testing.T) *scenario {
 	_, err = store.Migrate(ctx)
 	require.NoError(t, err)
 	s := &scenario{t: t, url: dsn, schema: schema, addr: addr, store: store, procs: map[string]*hostProc{},
-		notify: make(chan struct{}, 1)}
+		notify: make(chan struct{}, 1), wit: startWitness(t)}
 	sw := world.NewSweeper(store, clock.Real(), timing, slog.New(slog.DiscardHandler))
 	require.NoError(t, sw.Start(ctx))
 	t.Cleanup(func() {
@@ -111,7 +113,8 @@ func (s *scenario) startHost(node string) *hostProc {
 	u, err := url.Parse(s.url)
 	require.NoError(t, err)
 	u.Host = proxy.Addr()
-	raw, err := json.Marshal(hostConfig{Node: node, PostgresURL: u.String(), Schema: s.schema, Timing: timing, Life: 3 * time.Minute})
+	raw, err := json.Marshal(hostConfig{Node: node, PostgresURL: u.String(), Schema: s.schema, Timing: timing, Life: 3 * time.Minute,
+		EffectsURL: s.wit.url})
 	require.NoError(t, err)
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -185,7 +188,8 @@ func (s *scenario) route() *host.Router {
 }
 
 // submit starts n submitters sending deposits of 1 with their own keys
-// to world w until stopSubmitters.
+// to world w until stopSubmitters; every fifth command is a payout of 1,
+// whose side effect the witness records.
 func (s *scenario) submit(w string, n int) {
 	for i := range n {
 		s.wg.Add(1)
@@ -196,6 +200,9 @@ func (s *scenario) submit(w string, n int) {
 			for k := 0; !s.stop.Load(); k++ {
 				key := fmt.Sprintf("sub%d-%d", i, k)
 				cmd := host.Command{Key: key, Payload: json.RawMessage(fmt.Sprintf(`{"op":"deposit","account":"a%d","amount":1}`, i))}
+				if k%5 == 4 {
+					cmd.Payload = json.RawMessage(fmt.Sprintf(`{"op":"payout","account":"a%d","amount":1,"to":"out"}`, i))
+				}
 				rep, err := s.router.Submit(ctx, w, cmd)
 				s.mu.Lock()
 				if err != nil {
@@ -203,7 +210,7 @@ func (s *scenario) submit(w string, n int) {
 					s.mu.Unlock()
 					return
 				}
-				s.acks = append(s.acks, ackRecord{key: key, at: time.Now(), pos: rep.Position, dup: rep.Duplicate})
+				s.acks = append(s.acks, ackRecord{key: key, at: time.Now(), pos: rep.Position, dup: rep.Duplicate, payout: k%5 == 4})
 				s.mu.Unlock()
 				s.acked.Add(1)
 				select {
@@ -277,14 +284,30 @@ func (s *scenario) checkJournal(w string) []journal.Entry {
 	for k, n := range count {
 		require.Equal(t, 1, n, "key %s journaled %d times", k, n)
 	}
+	// The witness, outside the ledger: each payout's effect was invoked
+	// once at most, and every acknowledged payout's exactly once.
+	calls := s.wit.snapshot()
+	for k, n := range calls {
+		require.Equal(t, 1, n, "payout %s invoked %d times", k, n)
+	}
+	resolved, payouts := 0, 0
+	for _, e := range es {
+		if e.Kind == host.EffectResolvedKind {
+			resolved++
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range s.acks {
 		require.Equal(t, 1, count[a.key], "acknowledged key %s is in the journal once", a.key)
 		require.Equal(t, at[a.key], a.pos, "acknowledged key %s at the position it was answered with", a.key)
+		if a.payout {
+			payouts++
+			require.Equal(t, 1, calls[a.key], "acknowledged payout %s invoked once", a.key)
+		}
 	}
-	t.Logf("journal: %d entries, %d turns in %d signed batches (every signature valid), %d acknowledged, spans: %s",
-		len(es), len(count), signed, len(s.acks), spans(rep))
+	t.Logf("journal: %d entries, %d turns in %d signed batches (every signature valid), %d acknowledged; witness: %d payouts acknowledged, %d effects invoked, each once, %d settled by reconciliation; spans: %s",
+		len(es), len(count), signed, len(s.acks), payouts, len(calls), resolved, spans(rep))
 	return es
 }
 

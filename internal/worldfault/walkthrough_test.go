@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,16 +152,22 @@ func TestWalkthroughMirrorLagsAtHandoff(t *testing.T) {
 	bal, err := s.router.Submit(ctx, "w", host.Command{Key: "balance", Payload: json.RawMessage(`{"op":"balance","account":"a2"}`)})
 	require.NoError(t, err)
 	es := s.checkJournal("w")
-	var deposits int
+	var deposits, payouts int
 	for _, e := range es {
-		if e.Kind == host.TurnKind && len(e.Key) > 5 && e.Key[:5] == "sub2-" {
-			deposits++
+		var k int
+		if _, err := fmt.Sscanf(e.Key, "sub2-%d", &k); e.Kind == host.TurnKind && err == nil {
+			if k%5 == 4 { // a payout (scenario.submit)
+				payouts++
+			} else {
+				deposits++
+			}
 		}
 	}
 	var br struct{ Balance int }
 	require.NoError(t, json.Unmarshal(bal.Payload, &br))
-	require.Equal(t, deposits, br.Balance, "the spill node's state includes every turn home journaled before the handoff")
-	t.Logf("mirror lag at handoff: granted at %d; account a2 balance %d = its %d journaled deposits", head.State.GrantedAt, br.Balance, deposits)
+	require.Equal(t, deposits-payouts, br.Balance, "the spill node's state includes every turn home journaled before the handoff")
+	t.Logf("mirror lag at handoff: granted at %d; account a2 balance %d = its %d journaled deposits − %d payouts",
+		head.State.GrantedAt, br.Balance, deposits, payouts)
 }
 
 // TestWalkthroughLeaseExpiresMidTurn is the third: the spill node's
@@ -175,7 +184,29 @@ func TestWalkthroughLeaseExpiresMidTurn(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t)
 	_, spill := spillUnderLoad(t, s, "w")
-	spill.proxy.Stall(timing.Lease + time.Second)
+	head, err := s.store.WorldGet(context.Background(), &driver.WorldGetParams{World: "w"})
+	require.NoError(t, err)
+	// The store is cut off from the spill node while one of its payouts'
+	// effect is being performed: the effect happened (the witness has it),
+	// its intent is journaled, and the turn that would record it cannot
+	// commit before the lease expires.
+	var once sync.Once
+	var caught host.EffectCall
+	stalled := make(chan struct{})
+	s.wit.onCall(func(c host.EffectCall) {
+		if c.Epoch == head.State.Epoch {
+			once.Do(func() {
+				caught = c
+				spill.proxy.Stall(timing.Lease + time.Second)
+				close(stalled)
+			})
+		}
+	})
+	select {
+	case <-stalled:
+	case <-time.After(patience):
+		t.Fatal("no payout reached the witness from the spill node")
+	}
 	n := s.acked.Load()
 	s.awaitAcked(n + 100)
 	spill.proxy.Stall(0)
@@ -191,6 +222,26 @@ func TestWalkthroughLeaseExpiresMidTurn(t *testing.T) {
 	}
 	require.LessOrEqual(t, len(rejected), 2, "at most one append.rejected per holder per epoch")
 	require.True(t, lastData.Before(revoked.StoreTime), "no turn of the spill node's after its lease ended")
-	t.Logf("mid-turn expiry: spill's last turn %s after its last renewal; revoked at %d, granted{home-1, epoch %d} at %d; %d append.rejected journaled",
-		lastData.Sub(last.StoreTime).Round(time.Millisecond), revoked.Position, granted.Epoch, granted.Position, len(rejected))
+	// The caught payout: its effect ran once, under the spill node, and
+	// its command was applied once — by home, after asking the witness.
+	var intent, settled, turned int
+	for _, e := range es {
+		switch {
+		case e.Kind == host.EffectKind && e.Holder == "spill-1" && strings.Contains(string(e.Payload), `"c":"`+caught.Command+`"`):
+			intent++
+		case e.Kind == host.EffectResolvedKind && strings.Contains(string(e.Payload), `"c":"`+caught.Command+`"`):
+			settled++
+			require.Equal(t, "home-1", e.Holder)
+		case e.Kind == host.TurnKind && e.Key == caught.Command:
+			turned++
+			require.Equal(t, "home-1", e.Holder, "applied by the new holder")
+			require.Contains(t, string(e.Payload), `"x":[{"k":"payout","r":{"paid":true}}]`)
+		}
+	}
+	require.Equal(t, 1, intent, "the spill node journaled the intent of %s before the call", caught.Command)
+	require.Equal(t, 1, settled, "home settled it by reconciling, not by invoking")
+	require.Equal(t, 1, turned)
+	require.Equal(t, 1, s.wit.snapshot()[caught.Command], "the witness saw one invocation")
+	t.Logf("mid-turn expiry: spill's last turn %s after its last renewal; revoked at %d, granted{home-1, epoch %d} at %d; %d append.rejected journaled; payout %s: effect invoked once under epoch %d, its turn refused, settled by home from the witness and applied once",
+		lastData.Sub(last.StoreTime).Round(time.Millisecond), revoked.Position, granted.Epoch, granted.Position, len(rejected), caught.Command, caught.Epoch)
 }
