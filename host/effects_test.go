@@ -180,6 +180,11 @@ func TestAnEffectStartedUnderALostLeaseIsNeverInvokedAgain(t *testing.T) {
 		require.ErrorIs(t, err, lease.ErrUncertain)
 		require.Equal(t, "payout", ue.Key)
 		require.Equal(t, 1, w.total(), "uncertain: never invoked again")
+		_, err = serve(t, blind).Submit(ctx, "acct", payout("p1", 3))
+		var remote *host.UncertainEffectError
+		require.ErrorAs(t, err, &remote, "the same typed answer over the host's HTTP API")
+		require.Equal(t, *ue, *remote)
+		require.Equal(t, 1, w.total())
 
 		r := host.NewRouter(d, home, blind, asks)
 		require.NoError(t, r.Handoff(ctx, "acct", "blind-1", "asks-1"))

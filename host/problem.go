@@ -26,6 +26,7 @@ type Problem struct {
 	Holder   string `json:"holder,omitempty"`
 	Epoch    int64  `json:"epoch,omitempty"`
 	Position int64  `json:"position,omitempty"`
+	Effect   string `json:"effect,omitempty"` // the uncertain effect's key
 	// RetryAfterMS is the delay of an overloaded answer (also in the
 	// Retry-After header, in whole seconds rounded up).
 	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
@@ -43,6 +44,8 @@ const (
 	ProblemConflict       = httpapi.ProblemConflict
 	ProblemClosed         = httpapi.ProblemClosed
 	ProblemProgram        = "https://leasehold.dev/problems/program"
+	ProblemUncertain      = httpapi.ProblemBase + "uncertain"
+	ProblemRunway         = httpapi.ProblemBase + "lease-runway"
 	ProblemInternal       = httpapi.ProblemInternal
 )
 
@@ -58,8 +61,14 @@ func problemOf(err error) *Problem {
 		uo *UnknownOutcomeError
 		ce *CommandError
 		pe *ProgramError
+		ue *UncertainEffectError
 	)
 	switch {
+	case errors.As(err, &ue):
+		p.Type, p.Title, p.Status, p.World, p.Key, p.Effect, p.Position = ProblemUncertain, "effect uncertain", http.StatusConflict,
+			ue.World, ue.Command, ue.Key, ue.Position
+	case errors.Is(err, lease.ErrLeaseRunway):
+		p.Type, p.Title, p.Status = ProblemRunway, "not enough lease runway", http.StatusServiceUnavailable
 	case errors.As(err, &nh):
 		p.Type, p.Title, p.Status, p.World, p.Holder, p.Epoch = ProblemNotHolder, "not the holder", http.StatusConflict, nh.World, nh.Holder, nh.Epoch
 	case errors.As(err, &ov):
@@ -112,6 +121,10 @@ func errorOf(p *Problem) error {
 		return &journal.InputError{Field: "request", Problem: p.Detail}
 	case ProblemClosed:
 		return fmt.Errorf("%w: %w", p, lease.ErrClosed)
+	case ProblemUncertain:
+		return &UncertainEffectError{World: p.World, Command: p.Key, Key: p.Effect, Position: p.Position}
+	case ProblemRunway:
+		return fmt.Errorf("%w: %w", p, lease.ErrLeaseRunway)
 	}
 	return fmt.Errorf("%w: %w", p, lease.ErrUnavailable)
 }

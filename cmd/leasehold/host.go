@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -38,6 +39,7 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 	create := fs.String("create", "", "comma-separated worlds to create, homed on this node, at start")
 	sweep := fs.Bool("sweep", false, "run the expiry sweep (a home replica)")
 	keyFile := fs.String("key", "", "the node's ed25519 key file (PEM, created with mode 0600 on first start; a looser mode is refused); empty: a key for this process only")
+	effectsURL := fs.String("effects-url", "", "where the worlds' side effects go (host.WebhookEffector): POSTed there, reconciled by GET ?idempotency_key=; empty: a command whose decision has effects is refused")
 	homePool := fs.String("home-pool", "", "the home pool this host serves as a replica of: worlds homed on the pool whose holder's lease expires are granted to a live replica")
 	wd := lease.WorldDefaults()
 	term := fs.Duration("lease", wd.Lease, "world lease term T_lease")
@@ -57,6 +59,14 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
+	var effector host.Effector
+	if *effectsURL != "" {
+		u, err := url.Parse(*effectsURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--effects-url %q: an http:// or https:// URL is required: %w", *effectsURL, lease.ErrInvalid)
+		}
+		effector = &host.WebhookEffector{URL: *effectsURL, Client: &http.Client{Timeout: t.Lease}}
+	}
 	var key ed25519.PrivateKey // read before the store is opened: a refused key file changes nothing
 	if *keyFile != "" {
 		var err error
@@ -73,7 +83,7 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool, Key: key})
+	h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool, Key: key, Effector: effector})
 	if err != nil {
 		return err
 	}

@@ -60,5 +60,6 @@ func TestWorldsSubcommandsDriveHosts(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(loose, 0o644))
 	require.Contains(t, run(1, "host", "--node", "x", "--key", loose), "mode 0644 lets others read the key")
+	require.Contains(t, run(1, "host", "--node", "x", "--effects-url", "ftp://x"), "an http:// or https:// URL is required")
 	require.Contains(t, run(0, "worlds", "help"), "worlds spill")
 }
