@@ -33,6 +33,7 @@ type Driver interface {
 	EffectStore
 	HomeStore    // home.go
 	NodeKeyStore // nodekeys.go
+	WorldRenewer // worldrenew.go
 
 	// Name is "sqlite" or "postgres".
 	Name() string

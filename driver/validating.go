@@ -275,3 +275,7 @@ func (v validating) NodeKeyRegister(ctx context.Context, p *NodeKeyRegisterParam
 func (v validating) NodeKeyGet(ctx context.Context, p *NodeKeyGetParams) (*NodeKey, error) {
 	return checked(ctx, p, typed(v, v.Driver.NodeKeyGet))
 }
+
+func (v validating) WorldRenewMany(ctx context.Context, p *WorldRenewManyParams) ([]WorldRenewOutcome, error) {
+	return checked(ctx, p, typed(v, v.Driver.WorldRenewMany))
+}

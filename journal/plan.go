@@ -339,3 +339,10 @@ func PlanAppendKeyed(s State, now time.Time, reqs []AppendRequest, alreadyReject
 	}
 	return b.done(), out
 }
+
+// CheckRenew is PlanRenew's rule without the write: whether holder still
+// holds epoch, live, at store time now. It returns "" when it does. A
+// world keeper's drain uses it to confirm the leases it does not extend.
+func CheckRenew(s State, now time.Time, holder string, epoch int64) Reason {
+	return s.writeRefusal(holder, epoch, StoreNow(s, now))
+}

@@ -120,5 +120,6 @@ func hostileEntries() []hostileEntry {
 	all = append(all, runBatch...)
 	all = append(all, homeEntries()...)
 	all = append(all, keyEntries()...)
+	all = append(all, renewEntries()...)
 	return append(all, append(worldEntries(), worldRoundTrip(worldBatch)...)...)
 }
