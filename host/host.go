@@ -72,6 +72,15 @@ type Config struct {
 	// Empty: the host is no home replica. The Store must then implement
 	// PoolStore (a driver.Driver does).
 	HomePool string
+	// ExtendBelow is the world keeper's rule (keeper.go): a drain journals
+	// lease.renewed for a world only when its runway from its last
+	// extension is below ExtendBelow. Defaults to (T_lease − S)/2; it must
+	// exceed T_drain and be at most T_lease − S.
+	ExtendBelow time.Duration
+	// SyncRenewals turns the keeper off: each world's loop renews its own
+	// lease synchronously every T_renew (one lease.renewed per world per
+	// T_renew), as a Store without driver.WorldRenewer always does.
+	SyncRenewals bool
 	// Effector runs the side effects programs decide (effects.go). Nil: a
 	// command whose decision asks for effects is refused (*CommandError).
 	Effector Effector
@@ -108,6 +117,14 @@ func (c *Config) withDefaults() error {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real()
+	}
+	full := c.Timing.Lease - c.Timing.Skew
+	if c.ExtendBelow == 0 {
+		c.ExtendBelow = full / 2
+	}
+	if c.ExtendBelow <= c.Timing.Drain || c.ExtendBelow > full {
+		return fmt.Errorf("host: ExtendBelow %s must be above T_drain %s and at most T_lease − S = %s: %w",
+			c.ExtendBelow, c.Timing.Drain, full, lease.ErrInvalid)
 	}
 	if c.InboxLimit <= 0 {
 		c.InboxLimit = 10_000
@@ -173,6 +190,10 @@ type Host struct {
 	log   *slog.Logger
 	life  startstop.Lifecycle
 	key   ed25519.PrivateKey // the key registered at Start; nil: none (the Store has no registry)
+	// renewer is the Store's drain (driver.WorldRenewer) when it has one:
+	// the world keeper (keeper.go) renews every held world then; without
+	// it each world's loop renews its own lease every T_renew.
+	renewer driver.WorldRenewer
 
 	mu    sync.Mutex
 	held  map[string]*hosted
@@ -184,7 +205,7 @@ type Host struct {
 	ctx    context.Context
 
 	selfStops, acquired, released, spills, handbacks, lookedN atomic.Int64
-	effects, gateRefusals                                     atomic.Int64
+	effects, gateRefusals, drains, extensions                 atomic.Int64
 }
 
 // Stats are a host's counters since it started.
@@ -199,13 +220,17 @@ type Stats struct {
 	// GateRefusals counts turn batches whose effects the side-effect gate
 	// refused for want of lease runway (their commands answered ErrLeaseRunway).
 	GateRefusals int64 `json:"gate_refusals"`
+	// Drains counts the world keeper's drains (one store call for every
+	// held world), Extensions the lease.renewed entries they journaled.
+	Drains     int64 `json:"drains"`
+	Extensions int64 `json:"extensions"`
 }
 
 // Stats returns the host's counters.
 func (h *Host) Stats() Stats {
 	return Stats{Acquired: h.acquired.Load(), Released: h.released.Load(), SelfStops: h.selfStops.Load(),
 		Spills: h.spills.Load(), Handbacks: h.handbacks.Load(), Looked: h.lookedN.Load(),
-		Effects: h.effects.Load(), GateRefusals: h.gateRefusals.Load()}
+		Effects: h.effects.Load(), GateRefusals: h.gateRefusals.Load(), Drains: h.drains.Load(), Extensions: h.extensions.Load()}
 }
 
 // slot is what this host generation keeps of one world, held or not: its
@@ -246,6 +271,10 @@ func (h *Host) Start(ctx context.Context) error {
 		h.mu.Unlock()
 		if err := h.registerKey(ctx); err != nil {
 			return err
+		}
+		if r, ok := h.cfg.Store.(driver.WorldRenewer); ok && !h.cfg.SyncRenewals {
+			h.renewer = r
+			h.life.Go("world keeper "+h.cfg.Node, func() { h.runKeeper(ctx, r) })
 		}
 		return h.startHomePool(ctx)
 	})
@@ -419,7 +448,8 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 			return nil, err
 		}
 	}
-	hw = &hosted{h: h, world: w, holder: holder, m: m, renewedAt: sent, home: head.Home, bandAt: h.clock.Now()}
+	hw = &hosted{h: h, world: w, holder: holder, m: m, renewedAt: sent, confirmedAt: sent, home: head.Home, bandAt: h.clock.Now(),
+		keepEpoch: holder.Epoch(), extendedAt: sent}
 	if h.cfg.Band.enabled() {
 		hw.load.window = h.cfg.Band.Window
 	}

@@ -32,7 +32,16 @@ type hosted struct {
 	sig     rt.Signal
 	stopped rt.Event // fired when the loop returned
 
-	renewedAt time.Time // send time of the last renewal this loop confirmed
+	renewedAt   time.Time // send time of the last renewal confirmed (the runway's origin)
+	confirmedAt time.Time // send time of the last write or drain that confirmed the lease (the durable lag's origin)
+
+	// The keeper's view (keeper.go), under mu: the epoch to keep (0: none),
+	// the send time of the last extension, whether a turn asked for one,
+	// and the drains posted for the loop to fold.
+	keepEpoch  int64
+	extendedAt time.Time
+	wantExtend bool
+	drained    []drainResult
 	load      loadMeter
 	home      string    // the world's home, as its head named it at the acquire
 	band      bandState // the hot-world band's judgement
@@ -101,8 +110,12 @@ func (hw *hosted) end(err error) {
 func (hw *hosted) loop(ctx context.Context) {
 	defer hw.stopped.Fire()
 	t := hw.h.cfg.Timing
+	keeper := hw.h.renewer != nil
 	for {
 		wait := max(hw.renewedAt.Add(t.Renew).Sub(hw.h.clock.Now()), 0)
+		if keeper { // renewals are the keeper's; wake to stop at D_stop
+			wait = max(hw.confirmedAt.Add(t.Stop).Sub(hw.h.clock.Now()), 0)
+		}
 		if b := hw.h.cfg.Band; b.enabled() {
 			wait = min(wait, max(hw.bandAt.Add(b.Window).Sub(hw.h.clock.Now()), 0))
 		}
@@ -111,7 +124,15 @@ func (hw *hosted) loop(ctx context.Context) {
 			hw.end(&NotHolderError{World: hw.world}) // the host stopped: nothing queued was applied
 			return
 		}
-		if !hw.h.clock.Now().Before(hw.renewedAt.Add(t.Renew)) {
+		if keeper {
+			if !hw.applyDrains(ctx) {
+				return
+			}
+			if lag := hw.h.clock.Now().Sub(hw.confirmedAt); lag >= t.Stop {
+				hw.selfStop(lag)
+				return
+			}
+		} else if !hw.h.clock.Now().Before(hw.renewedAt.Add(t.Renew)) {
 			if !hw.renew(ctx) {
 				return
 			}
@@ -178,7 +199,7 @@ func (hw *hosted) renew(ctx context.Context) bool {
 	sent := hw.h.clock.Now()
 	err := hw.renewOnce(ctx)
 	if err == nil {
-		hw.renewedAt = sent
+		hw.renewedAt, hw.confirmedAt = sent, sent
 		return true
 	}
 	hw.h.log.Warn("world renewal failed; re-reading the head", "world", hw.world, "node", hw.h.cfg.Node, "err", err)
@@ -186,7 +207,7 @@ func (hw *hosted) renew(ctx context.Context) bool {
 	if rerr == nil && adopted {
 		sent = hw.h.clock.Now()
 		if err = hw.renewOnce(ctx); err == nil {
-			hw.renewedAt = sent
+			hw.renewedAt, hw.confirmedAt = sent, sent
 			return true
 		}
 	}
@@ -274,8 +295,26 @@ func (hw *hosted) renewOnce(ctx context.Context) error {
 // release ends the loop and drops the world from the host, keeping the
 // mirror warm for a later Acquire.
 func (hw *hosted) release(err error) {
+	hw.stopKeeping()
 	hw.end(err)
 	hw.h.drop(hw)
+}
+
+// stopKeeping takes the world out of the keeper's drains.
+func (hw *hosted) stopKeeping() {
+	hw.mu.Lock()
+	hw.keepEpoch = 0
+	hw.mu.Unlock()
+}
+
+// selfStop (SPEC §2): the last confirmation of the lease was sent D_stop
+// ago; the holder writes nothing more under this epoch, and the world is
+// left to expire and be granted elsewhere.
+func (hw *hosted) selfStop(lag time.Duration) {
+	hw.h.selfStops.Add(1)
+	hw.h.log.Warn("world holder stopped itself: durable lag reached D_stop", "world", hw.world,
+		"node", hw.h.cfg.Node, "lag", lag, "d_stop", hw.h.cfg.Timing.Stop)
+	hw.release(&NotHolderError{World: hw.world})
 }
 
 // handoff hands the lease to c.to as this holder's last act: every turn
@@ -299,6 +338,7 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 			hw.m.pos = outs[0].Position
 		}
 	}
+	hw.stopKeeping() // the epoch is about to be given away: no drain may extend it
 	w, err := hw.holder.Handoff(ctx, c.to)
 	c.err = err
 	if err != nil {
@@ -322,17 +362,11 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 	m := hw.m
 	now := hw.h.clock.Now()
-	if lag := now.Sub(hw.renewedAt); lag >= hw.h.cfg.Timing.Stop {
-		// Self-stop (SPEC §2): the last confirmed renewal was sent D_stop
-		// ago; the holder writes nothing more under this epoch, and the
-		// world is left to expire and be granted elsewhere.
-		hw.h.selfStops.Add(1)
-		hw.h.log.Warn("world holder stopped itself: durable lag reached D_stop", "world", hw.world,
-			"node", hw.h.cfg.Node, "lag", lag, "d_stop", hw.h.cfg.Timing.Stop)
+	if lag := now.Sub(hw.confirmedAt); lag >= hw.h.cfg.Timing.Stop {
 		for _, p := range batch {
 			p.finish(Reply{}, &NotHolderError{World: hw.world})
 		}
-		hw.release(&NotHolderError{World: hw.world})
+		hw.selfStop(lag)
 		return false
 	}
 	if m.dirty {

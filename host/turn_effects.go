@@ -207,6 +207,17 @@ func (hw *hosted) runEffects(ctx context.Context, decided []*decision) {
 	// The gate (SPEC §2), before the intent: the runway from the last
 	// confirmed renewal must cover the longest call and T_drain.
 	gateAt, runway := hw.h.clock.Now(), hw.holder.Runway()
+	if runway < need+t.Drain && hw.h.renewer != nil {
+		// The keeper extends a lease only when its runway runs low; an
+		// effect that needs more gets one synchronous renewal now.
+		if err := hw.renewOnce(ctx); err == nil {
+			hw.setExtended(gateAt)
+			if gateAt.After(hw.confirmedAt) {
+				hw.confirmedAt = gateAt
+			}
+			runway = hw.holder.Runway()
+		}
+	}
 	if runway < need+t.Drain {
 		hw.h.gateRefusals.Add(1)
 		drop(fmt.Errorf("world %s: %d commands' effects need %s of lease runway, %s left: %w",

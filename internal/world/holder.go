@@ -210,6 +210,25 @@ func (h *Holder) Renew(ctx context.Context) error {
 	return nil
 }
 
+// Confirmed folds a renewal that another component sent for this holder
+// and the store confirmed (a world keeper's drain, driver.WorldRenewMany):
+// sent is the send time read before that request left, w the head it
+// answered. Like a confirmed Renew it moves the runway's origin to sent —
+// only forward, and only while w still shows the held epoch as this
+// holder's; a drain sent for an epoch this holder has since dropped is
+// ignored. It reports whether it was folded.
+func (h *Holder) Confirmed(sent time.Time, w *driver.World) bool {
+	if h.s.epoch == 0 || w.Epoch != h.s.epoch || w.Holder != h.me {
+		return false
+	}
+	if !h.s.renewed || sent.After(h.s.sent) {
+		h.s.renewed, h.s.sent = true, sent
+	}
+	h.s.grantedAt = w.GrantedAt
+	h.sawHead(w)
+	return true
+}
+
 // Handoff hands the held epoch to another holder: the store appends
 // lease.handed_off{from: me, to, epoch+1} (journal.PlanHandoff) as this
 // holder's last act under it. The epoch is recorded as given before the
