@@ -42,11 +42,11 @@ type hosted struct {
 	extendedAt time.Time
 	wantExtend bool
 	drained    []drainResult
-	load      loadMeter
-	home      string    // the world's home, as its head named it at the acquire
-	band      bandState // the hot-world band's judgement
-	bandAt    time.Time // when the band last judged
-	moving    atomic.Bool
+	load       loadMeter
+	home       string    // the world's home, as its head named it at the acquire
+	band       bandState // the hot-world band's judgement
+	bandAt     time.Time // when the band last judged
+	moving     atomic.Bool
 }
 
 // pending is one submitted command waiting for its reply.
