@@ -158,7 +158,8 @@ func driveClient(t *testing.T, d leasehold.Driver) map[string]string {
 					require.NoError(t, err)
 					return readsBack("world", w.World, v)
 				}},
-			"Client.Enqueue.queue": {call: func() error { _, err := c.Enqueue(ctx, leasehold.Enqueue{Queue: v}); return err }},
+			"Client.Enqueue.queue":   {call: func() error { _, err := c.Enqueue(ctx, leasehold.Enqueue{Queue: v}); return err }},
+			"Client.EnqueueTx.queue": {call: func() error { _, err := enqueueTx(ctx, c, d, leasehold.Enqueue{Queue: v}); return err }},
 			"Client.Enqueue.unique_key": {call: func() error {
 				enq, err := c.Enqueue(ctx, leasehold.Enqueue{Queue: "q", UniqueKey: v})
 				if err == nil {
@@ -224,6 +225,17 @@ func driveClient(t *testing.T, d leasehold.Driver) map[string]string {
 		var id int64
 		record("Client.Enqueue.payload/"+p.Name, func() error {
 			enq, err := c.Enqueue(ctx, leasehold.Enqueue{Queue: "q", Payload: v})
+			if err == nil {
+				id = enq[0].Run.ID
+			}
+			return err
+		}(), func() error {
+			r, err := c.Run(ctx, id)
+			require.NoError(t, err)
+			return readsBack("payload", string(r.Payload), string(compactJSON(v)))
+		})
+		record("Client.EnqueueTx.payload/"+p.Name, func() error {
+			enq, err := enqueueTx(ctx, c, d, leasehold.Enqueue{Queue: "q", Payload: v})
 			if err == nil {
 				id = enq[0].Run.ID
 			}
@@ -342,4 +354,19 @@ func driveClient(t *testing.T, d leasehold.Driver) map[string]string {
 	}
 	t.Logf("hostile root %s: %d values × %d entry points = %d calls, untyped=%d roundtrip-failures=%d", d.Name(), len(strs)+len(payloads), len(eps), calls, untyped, failures)
 	return out
+}
+
+// enqueueTx is one Client.EnqueueTx in a caller's transaction of its own,
+// committed when accepted and rolled back when refused, as a caller would.
+func enqueueTx(ctx context.Context, c *leasehold.Client, d leasehold.Driver, es ...leasehold.Enqueue) ([]leasehold.Enqueued, error) {
+	tx, err := beginCallerTx(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.EnqueueTx(ctx, tx.tx, es...)
+	if err != nil {
+		_ = tx.rollback(ctx)
+		return nil, err
+	}
+	return out, tx.commit(ctx)
 }

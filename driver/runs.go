@@ -17,6 +17,13 @@ type RunStore interface {
 	// inserted: its result is the existing run with Existing set — also
 	// when two enqueues race.
 	RunEnqueue(ctx context.Context, p *RunEnqueueParams) ([]RunEnqueued, error)
+	// RunEnqueueTx is RunEnqueue inside the caller's own transaction
+	// p.Tx (runs_tx.go): the runs are inserted by the caller's
+	// transaction and exist if and only if it commits. The driver never
+	// commits nor rolls it back. A Tx of another kind than the store's
+	// (pgx.Tx for Postgres, *sql.Tx for SQLite), or one already ended, is
+	// refused with a *journal.InputError (ErrInvalid) and writes nothing.
+	RunEnqueueTx(ctx context.Context, p *RunEnqueueTxParams) ([]RunEnqueued, error)
 	// RunGet returns a run. ErrNotFound if it does not exist.
 	RunGet(ctx context.Context, p *RunGetParams) (*Run, error)
 	// RunClaim claims up to p.Limit available runs of p.Queue whose

@@ -163,6 +163,20 @@ func (v validating) RunEnqueue(ctx context.Context, p *RunEnqueueParams) ([]RunE
 	return typed(v, v.Driver.RunEnqueue)(ctx, n)
 }
 
+// RunEnqueueTx goes down even with an empty batch: only the driver can
+// tell whether the transaction is of its kind, and a wrong one is refused
+// the same whatever the batch holds.
+func (v validating) RunEnqueueTx(ctx context.Context, p *RunEnqueueTxParams) ([]RunEnqueued, error) {
+	n, err := p.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBatchPayload("runs", len(n.Runs), func(i int) int { return len(n.Runs[i].Payload) }); err != nil {
+		return nil, err
+	}
+	return typed(v, v.Driver.RunEnqueueTx)(ctx, n)
+}
+
 func (v validating) RunGet(ctx context.Context, p *RunGetParams) (*Run, error) {
 	return checked(ctx, p, typed(v, v.Driver.RunGet))
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/clock"
@@ -47,6 +48,13 @@ func sqliteHarness(t *testing.T) *drivertest.Harness {
 		OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
 			path := filepath.Join(t.TempDir(), "empty.db")
 			return func(ctx context.Context) (driver.Driver, error) { return sqlite.Open(ctx, sqlite.Config{Path: path}) }
+		},
+		BeginTx: func(ctx context.Context) (*drivertest.CallerTx, error) {
+			tx, err := d.BeginTx(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return drivertest.SQLTx(tx), nil
 		}}
 }
 
@@ -68,6 +76,13 @@ func postgresHarness(t *testing.T) *drivertest.Harness {
 			return func(ctx context.Context) (driver.Driver, error) {
 				return postgres.Open(ctx, postgres.Config{URL: url, Schema: schema})
 			}
+		},
+		BeginTx: func(ctx context.Context) (*drivertest.CallerTx, error) {
+			tx, err := d.BeginTx(ctx, pgx.TxOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return drivertest.PgxTx(tx), nil
 		}}
 }
 

@@ -27,6 +27,18 @@ type Harness struct {
 	// (a new file, a new schema), and returns how to open a driver on it
 	// — as many times as a case needs, each caller closing its own.
 	OpenEmpty func(t *testing.T) func(ctx context.Context) (driver.Driver, error)
+	// BeginTx opens a caller's transaction on the store, of the kind
+	// RunEnqueueTx takes (a pgx.Tx on Postgres, a *sql.Tx on SQLite).
+	BeginTx func(ctx context.Context) (*CallerTx, error)
+}
+
+// CallerTx is a caller's own transaction, as the enqueue-in-transaction
+// cases drive it: the driver-native Tx, and the caller's own statements.
+type CallerTx struct {
+	Tx       any
+	Exec     func(ctx context.Context, sql string) error // one of the caller's own writes, in Tx
+	Commit   func(ctx context.Context) error
+	Rollback func(ctx context.Context) error
 }
 
 // Factory opens a fresh store (new SQLite file or new Postgres schema),

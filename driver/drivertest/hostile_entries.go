@@ -121,5 +121,6 @@ func hostileEntries() []hostileEntry {
 	all = append(all, homeEntries()...)
 	all = append(all, keyEntries()...)
 	all = append(all, renewEntries()...)
+	all = append(all, enqueueTxEntries()...)
 	return append(all, append(worldEntries(), worldRoundTrip(worldBatch)...)...)
 }

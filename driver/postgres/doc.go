@@ -201,7 +201,8 @@
 // change.go (the one change path), world.go, journal.go, sweep.go (the
 // scan of expired leases),
 // errors.go; runs.go (columns, scan, RunGet, the one run-write path),
-// runs_enqueue.go, runs_claim.go (claim and reclaim), runs_write.go (the
+// runs_enqueue.go, runs_enqueue_tx.go (in the caller's pgx.Tx, and BeginTx),
+// runs_claim.go (claim and reclaim), runs_write.go (the
 // fenced and operator writes); effects.go (effect rows, begin, list),
 // effects_settle.go (commit, resolve), runtx.go, events.go.
 package postgres

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -45,6 +46,12 @@ func harness(t *testing.T) *drivertest.Harness {
 	}, OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
 		url, schema := testdb.Schema(t)
 		return func(ctx context.Context) (driver.Driver, error) { return Open(ctx, Config{URL: url, Schema: schema}) }
+	}, BeginTx: func(ctx context.Context) (*drivertest.CallerTx, error) {
+		tx, err := d.BeginTx(ctx, pgx.TxOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return drivertest.PgxTx(tx), nil
 	}}
 }
 

@@ -151,28 +151,32 @@ func placeChunk(got []*driver.Run, es []runs.Enqueue, out []driver.RunEnqueued) 
 	return nil
 }
 
-func (d *store) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out []driver.RunEnqueued, err error) {
-	fail := func(err error) error {
-		return fmt.Errorf("postgres: enqueueing %d runs: %w", len(es), withCtx(ctx, err))
-	}
-	var keys []string
+// enqueuePlan is one batch's statements: the unique keys to lock and
+// look up, and the inserts in input order.
+type enqueuePlan struct {
+	es    []runs.Enqueue
+	keys  []string
+	steps []enqueueStep
+}
+
+func planEnqueue(es []runs.Enqueue) *enqueuePlan {
+	pl := &enqueuePlan{es: es, steps: enqueueSteps(es)}
 	for i := range es {
 		if k := es[i].UniqueKey; k != "" {
-			keys = append(keys, k)
+			pl.keys = append(pl.keys, k)
 		}
 	}
-	steps := enqueueSteps(es)
-	// One statement needs no BEGIN and COMMIT: it is its own transaction.
-	tx := len(steps) > 1 || steps[0].keyed
-	now := d.fakeNow()
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(steps)+4)}
-	if tx {
-		b.Queue("BEGIN")
+	return pl
+}
+
+// queue queues the plan's statements, between the caller's BEGIN and
+// COMMIT if it has them.
+func (pl *enqueuePlan) queue(b *pgx.Batch, now *time.Time) {
+	es := pl.es
+	if len(pl.keys) > 0 {
+		b.Queue(lockRunKeys, pl.keys)
 	}
-	if len(keys) > 0 {
-		b.Queue(lockRunKeys, keys)
-	}
-	for _, s := range steps {
+	for _, s := range pl.steps {
 		if s.keyed {
 			e := &es[s.from]
 			b.Queue(insertRun, now, e.Queue, e.Payload, e.Priority, e.MaxAttempts, e.Delay, e.UniqueKey)
@@ -180,9 +184,85 @@ func (d *store) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out 
 			queueChunk(b, now, es[s.from:s.to])
 		}
 	}
-	if len(keys) > 0 {
-		b.Queue(findRunsByKey, keys)
+	if len(pl.keys) > 0 {
+		b.Queue(findRunsByKey, pl.keys)
 	}
+}
+
+// read reads the answers of the statements queue queued, in order.
+func (pl *enqueuePlan) read(br pgx.BatchResults) ([]driver.RunEnqueued, error) {
+	es := pl.es
+	if len(pl.keys) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return nil, fmt.Errorf("locking the unique keys: %w", err)
+		}
+	}
+	out := make([]driver.RunEnqueued, len(es))
+	for _, s := range pl.steps {
+		if !s.keyed {
+			rows, err := br.Query()
+			if err != nil {
+				return nil, mapWriteError(err)
+			}
+			got, err := scanRuns(rows)
+			if err != nil {
+				return nil, mapWriteError(err)
+			}
+			if err := placeChunk(got, es[s.from:s.to], out[s.from:s.to]); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		r, err := scanRun(br.QueryRow())
+		switch {
+		case err == nil:
+			out[s.from].Run = r
+		case errors.Is(err, pgx.ErrNoRows): // the key is taken: filled in below
+			out[s.from].Existing = true
+		default:
+			return nil, mapWriteError(err)
+		}
+	}
+	if len(pl.keys) == 0 {
+		return out, nil
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	found, err := scanRuns(rows)
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]*driver.Run, len(found))
+	for _, r := range found {
+		byKey[r.UniqueKey] = r
+	}
+	for i := range out {
+		if !out[i].Existing {
+			continue
+		}
+		if out[i].Run = byKey[es[i].UniqueKey]; out[i].Run == nil {
+			// Runs are never deleted, so a key that refused an insert
+			// must be held by a committed run.
+			return nil, fmt.Errorf("unique key %q refused the insert but no run holds it", es[i].UniqueKey)
+		}
+	}
+	return out, nil
+}
+
+func (d *store) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out []driver.RunEnqueued, err error) {
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: enqueueing %d runs: %w", len(es), withCtx(ctx, err))
+	}
+	pl := planEnqueue(es)
+	// One statement needs no BEGIN and COMMIT: it is its own transaction.
+	tx := len(pl.steps) > 1 || pl.steps[0].keyed
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(pl.steps)+4)}
+	if tx {
+		b.Queue("BEGIN")
+	}
+	pl.queue(b, d.fakeNow())
 	if tx {
 		b.Queue("COMMIT")
 	}
@@ -204,60 +284,8 @@ func (d *store) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out 
 			return nil, fail(err)
 		}
 	}
-	if len(keys) > 0 {
-		if _, err := br.Exec(); err != nil {
-			return nil, fail(fmt.Errorf("locking the unique keys: %w", err))
-		}
-	}
-	out = make([]driver.RunEnqueued, len(es))
-	for _, s := range steps {
-		if !s.keyed {
-			rows, err := br.Query()
-			if err != nil {
-				return nil, fail(mapWriteError(err))
-			}
-			got, err := scanRuns(rows)
-			if err != nil {
-				return nil, fail(mapWriteError(err))
-			}
-			if err := placeChunk(got, es[s.from:s.to], out[s.from:s.to]); err != nil {
-				return nil, fail(err)
-			}
-			continue
-		}
-		r, err := scanRun(br.QueryRow())
-		switch {
-		case err == nil:
-			out[s.from].Run = r
-		case errors.Is(err, pgx.ErrNoRows): // the key is taken: filled in below
-			out[s.from].Existing = true
-		default:
-			return nil, fail(mapWriteError(err))
-		}
-	}
-	if len(keys) > 0 {
-		rows, err := br.Query()
-		if err != nil {
-			return nil, fail(err)
-		}
-		found, err := scanRuns(rows)
-		if err != nil {
-			return nil, fail(err)
-		}
-		byKey := make(map[string]*driver.Run, len(found))
-		for _, r := range found {
-			byKey[r.UniqueKey] = r
-		}
-		for i := range out {
-			if !out[i].Existing {
-				continue
-			}
-			if out[i].Run = byKey[es[i].UniqueKey]; out[i].Run == nil {
-				// Runs are never deleted, so a key that refused an insert
-				// must be held by a committed run.
-				return nil, fail(fmt.Errorf("unique key %q refused the insert but no run holds it", es[i].UniqueKey))
-			}
-		}
+	if out, err = pl.read(br); err != nil {
+		return nil, fail(err)
 	}
 	if !tx {
 		// The implicit transaction commits at the pipeline's Sync: the

@@ -21,7 +21,8 @@
 // conditional head write every change goes through), world.go, journal.go,
 // sweep.go (the scan of expired leases), errors.go. Runs: runs_row.go
 // (columns, scan, RunGet), runs_stmts.go (their prepared statements),
-// runs_enqueue.go, runs_claim.go, runs_update.go (the shape of every
+// runs_enqueue.go, runs_enqueue_tx.go (in the caller's transaction, and
+// BeginTx), runs_claim.go, runs_update.go (the shape of every
 // single-run write and its refusal), runs_fenced.go (the runner's fenced
 // writes), runs_operator.go (unblock, cancel), runs_reclaim.go. Effects
 // and events: effects_stmts.go (their prepared statements, each write

@@ -108,22 +108,8 @@ func (d *store) RunEnqueue(ctx context.Context, p *driver.RunEnqueueParams) ([]d
 	defer tx.Rollback()
 	w := enqueueWriter{ctx: ctx, es: es, out: make([]driver.RunEnqueued, len(es)), st: st, tx: tx,
 		now: journal.NormalizeTime(d.clock.Now()).UnixMicro()} // read under the writer lock
-	for i := 0; i < len(es); {
-		if es[i].UniqueKey != "" {
-			if err := w.one(i); err != nil {
-				return nil, err
-			}
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(es) && es[j].UniqueKey == "" {
-			j++
-		}
-		if err := w.keyless(i, j); err != nil {
-			return nil, err
-		}
-		i = j
+	if err := w.write(); err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: enqueueing runs: commit: %w", err)
@@ -136,7 +122,7 @@ type enqueueWriter struct {
 	ctx           context.Context
 	es            []runs.Enqueue
 	out           []driver.RunEnqueued
-	st            *runStmts
+	st            *runStmts // nil in the caller's transaction: see bind
 	tx            *sql.Tx
 	now           int64     // the store time, Unix microseconds
 	insert, byKey *sql.Stmt // bound to tx on first use
@@ -145,15 +131,56 @@ type enqueueWriter struct {
 	ids           []int64
 }
 
+// bind returns the cached statement bound to the transaction, or, with no
+// cache (RunEnqueueTx), text prepared on the transaction itself: the
+// caller's transaction may hold the one writer connection, which preparing
+// through the cache would wait for forever.
+func (w *enqueueWriter) bind(cached func(*runStmts) *sql.Stmt, text string) (*sql.Stmt, error) {
+	if w.st != nil {
+		return w.tx.StmtContext(w.ctx, cached(w.st)), nil
+	}
+	return w.tx.PrepareContext(w.ctx, text)
+}
+
 func (w *enqueueWriter) fail(i int, err error) error {
 	return fmt.Errorf("sqlite: enqueueing run %d of %d on %q: %w", i+1, len(w.es), w.es[i].Queue, err)
+}
+
+// write inserts the batch in input order: each stretch of runs without a
+// unique key in chunks, each run with a key on its own.
+func (w *enqueueWriter) write() error {
+	es := w.es
+	for i := 0; i < len(es); {
+		if es[i].UniqueKey != "" {
+			if err := w.one(i); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(es) && es[j].UniqueKey == "" {
+			j++
+		}
+		if err := w.keyless(i, j); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
 }
 
 // one inserts run i with runInsertSQL; if its unique key is taken, the
 // result is the run that holds it.
 func (w *enqueueWriter) one(i int) error {
 	if w.insert == nil {
-		w.insert, w.byKey = w.tx.StmtContext(w.ctx, w.st.insert), w.tx.StmtContext(w.ctx, w.st.selectByKey)
+		var err error
+		if w.insert, err = w.bind(func(s *runStmts) *sql.Stmt { return s.insert }, runInsertSQL); err != nil {
+			return w.fail(i, err)
+		}
+		if w.byKey, err = w.bind(func(s *runStmts) *sql.Stmt { return s.selectByKey }, runSelectByKeySQL); err != nil {
+			return w.fail(i, err)
+		}
 	}
 	e := &w.es[i]
 	r, err := scanRun(w.insert.QueryRowContext(w.ctx, e.Queue, e.Payload, e.Priority, e.MaxAttempts,
@@ -180,7 +207,10 @@ func (w *enqueueWriter) keyless(from, to int) error {
 		return nil
 	}
 	if w.insertChunk == nil {
-		w.insertChunk = w.tx.StmtContext(w.ctx, w.st.insertChunk)
+		var err error
+		if w.insertChunk, err = w.bind(func(s *runStmts) *sql.Stmt { return s.insertChunk }, runInsertChunkSQL); err != nil {
+			return fmt.Errorf("sqlite: enqueueing runs %d to %d of %d: %w", from+1, to, len(w.es), err)
+		}
 		w.chunkArgs = make([]any, 1+5*enqueueChunk)
 		w.chunkArgs[0] = w.now
 	}

@@ -15,6 +15,9 @@ type runStmts struct {
 	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, block, unblock, cancel, reclaim *sql.Stmt
 }
 
+// runSelectByKeySQL reads the run holding a unique key.
+const runSelectByKeySQL = `SELECT ` + runColumns + ` FROM runs WHERE unique_key = ? AND unique_key <> ''`
+
 type runStmtCache struct {
 	mu sync.Mutex // guards s; held only while preparing
 	s  *runStmts
@@ -38,7 +41,7 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 	}{
 		{&s.insert, runInsertSQL},
 		{&s.insertChunk, runInsertChunkSQL},
-		{&s.selectByKey, `SELECT ` + runColumns + ` FROM runs WHERE unique_key = ? AND unique_key <> ''`},
+		{&s.selectByKey, runSelectByKeySQL},
 		{&s.selectByID, `SELECT ` + runColumns + ` FROM runs WHERE id = ?`},
 		{&s.claim, runClaimSQL},
 		{&s.renew, runRenewSQL},

@@ -33,6 +33,12 @@ func open(t testing.TB) *drivertest.Harness {
 	}, OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
 		path := filepath.Join(t.TempDir(), "empty.db")
 		return func(ctx context.Context) (driver.Driver, error) { return sqlite.Open(ctx, sqlite.Config{Path: path}) }
+	}, BeginTx: func(ctx context.Context) (*drivertest.CallerTx, error) {
+		tx, err := d.BeginTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return drivertest.SQLTx(tx), nil
 	}}
 }
 

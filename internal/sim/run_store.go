@@ -222,6 +222,9 @@ func (rs *runStore) RunTx(context.Context, *driver.RunTxParams, func(tx any) err
 func (rs *runStore) RunEnqueue(context.Context, *driver.RunEnqueueParams) ([]driver.RunEnqueued, error) {
 	return nil, errNotSimulated
 }
+func (rs *runStore) RunEnqueueTx(context.Context, *driver.RunEnqueueTxParams) ([]driver.RunEnqueued, error) {
+	return nil, errNotSimulated
+}
 func (rs *runStore) RunGet(context.Context, *driver.RunGetParams) (*driver.Run, error) {
 	return nil, errNotSimulated
 }
