@@ -41,6 +41,12 @@ type WorkerConfig struct {
 	// Backoff spaces retries of failed runs. Zero fields take
 	// runs.Backoff's defaults.
 	Backoff runs.Backoff
+	// MaxSnoozes bounds how often a run may snooze (Snooze) over its
+	// life, so a handler cannot snooze forever silently: past it, a
+	// snooze fails the attempt instead, with the limit as the reason.
+	// Defaults to 100 (runs.DefaultMaxSnoozes); at most
+	// runs.MaxSnoozesLimit; negative is refused (ErrInvalid).
+	MaxSnoozes int
 	// FetchInterval is how long an idle queue waits before claiming again.
 	// Defaults to 50ms.
 	FetchInterval time.Duration
@@ -56,7 +62,7 @@ type WorkerConfig struct {
 
 func (c WorkerConfig) internal() scheduler.WorkerConfig {
 	return scheduler.WorkerConfig{Owner: c.Owner, Queues: c.Queues, Timing: c.Timing, Mode: keeper.Mode(c.Mode),
-		ClockCheck: c.ClockCheck, Backoff: c.Backoff, FetchInterval: c.FetchInterval, FetchCooldown: c.FetchCooldown,
+		ClockCheck: c.ClockCheck, Backoff: c.Backoff, MaxSnoozes: c.MaxSnoozes, FetchInterval: c.FetchInterval, FetchCooldown: c.FetchCooldown,
 		Clock: c.Clock, Logger: c.Logger}
 }
 
@@ -98,7 +104,8 @@ type Worker struct {
 
 // Handler works one run. Returning nil completes it (fenced) with the
 // result set by RunHandle.SetResult; Block(reason) parks it until
-// Client.Unblock; any other error fails the attempt, retried with backoff
+// Client.Unblock; Snooze(delay) puts it back for delay without consuming
+// the attempt; any other error fails the attempt, retried with backoff
 // until its attempts are spent. The context is cancelled when the lease is
 // lost or the worker stops.
 type Handler func(ctx context.Context, r *RunHandle) error
@@ -247,6 +254,21 @@ func (h *RunHandle) Step(ctx context.Context) error { return h.r.Step(ctx) }
 // Block is returned by a handler to park its run until Client.Unblock; the
 // lease is released.
 func Block(reason string) error { return scheduler.Block(reason) }
+
+// Snooze is returned by a handler to put its run back to available after
+// delay without consuming an attempt: the lease is released (a fenced
+// write, refused like a completion once the run was reclaimed or
+// cancelled) and the next claim works the same attempt again. A run
+// snoozes at most WorkerConfig.MaxSnoozes times (default 100) over its
+// life; past that the snooze fails the attempt instead, with the limit as
+// the reason. A delay outside 0..runs.MaxDelay (a year) is refused: the
+// returned error matches ErrInvalid, and returned from a handler it fails
+// the attempt with that refusal as the reason.
+//
+//	if rateLimited {
+//		return leasehold.Snooze(30 * time.Second)
+//	}
+func Snooze(delay time.Duration) error { return scheduler.Snooze(delay) }
 
 // RunwayError is the side-effect gate's refusal (it matches
 // ErrLeaseRunway): the effect needed Needed of durable runway and

@@ -61,6 +61,14 @@ type RunStore interface {
 	// 'running': available again at store now + p.RetryAfter while attempt <
 	// max_attempts, otherwise failed. The reason is recorded either way.
 	RunFail(ctx context.Context, p *RunFailParams) (*Run, error)
+	// RunSnooze puts a held run back to available at store now + p.Delay
+	// without consuming its attempt (attempt - 1: the next claim's
+	// attempt + 1 gives the same number back), snoozes + 1, lease
+	// released, WHERE id AND fence AND state = 'running' AND snoozes <
+	// p.MaxSnoozes (runs_snooze.go). A run that already snoozed
+	// MaxSnoozes times is refused with a *SnoozeLimitError (ErrConflict)
+	// and left unchanged; a fenced-out one as RunComplete's (ErrFenced).
+	RunSnooze(ctx context.Context, p *RunSnoozeParams) (*Run, error)
 	// RunBlock releases the lease and parks the run until RunUnblock,
 	// WHERE id AND fence AND state = 'running'.
 	RunBlock(ctx context.Context, p *RunBlockParams) (*Run, error)
@@ -97,6 +105,7 @@ type Run struct {
 	Result      []byte // set by RunComplete
 	CreatedAt   time.Time
 	FinishedAt  time.Time // zero until final
+	Snoozes     int       // how often a handler snoozed it (RunSnooze); never reset
 }
 
 // RunEnqueueParams enqueues runs.

@@ -222,6 +222,10 @@ func (v validating) RunFail(ctx context.Context, p *RunFailParams) (*Run, error)
 	return checked(ctx, p, typed(v, v.Driver.RunFail))
 }
 
+func (v validating) RunSnooze(ctx context.Context, p *RunSnoozeParams) (*Run, error) {
+	return checked(ctx, p, typed(v, v.Driver.RunSnooze))
+}
+
 func (v validating) RunBlock(ctx context.Context, p *RunBlockParams) (*Run, error) {
 	return checked(ctx, p, typed(v, v.Driver.RunBlock))
 }

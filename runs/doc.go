@@ -5,6 +5,7 @@
 //
 //	enqueue ──▶ available ──claim (fence+1, attempt+1)──▶ running
 //	              ▲   ▲                                      │
+//	              │   ├── snooze (attempt-1, bounded) ───────┤
 //	   unblock    │   └── fail (attempt < max: backoff) ─────┤
 //	  blocked ◀───┼────── block (lease released) ────────────┤
 //	              └────── reclaim (expired, fence+1) ────────┤
@@ -12,7 +13,7 @@
 //	       fail (attempts exhausted) / reclaim ──▶ failed ◀──┘
 //	   cancel (operator, fence+1) from available|running|blocked ──▶ cancelled
 //
-// Every write by a runner (renew, complete, fail, block) names the fence it
+// Every write by a runner (renew, complete, fail, snooze, block) names the fence it
 // claimed with and is accepted only WHERE id = $id AND fence = $fence AND
 // state = 'running': a runner whose run was reclaimed, cancelled or claimed
 // again is fenced out and changes nothing.

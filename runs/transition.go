@@ -21,6 +21,7 @@ import (
 //	    └─────── unblock ◀── blocked ◀── block ─┘
 //
 //	cancel (fence+1): available | running | blocked ──▶ cancelled
+//	snooze (attempt-1, snoozes+1, while snoozes < bound): running ──▶ available
 //
 // completed, failed and cancelled are final: no transition leaves them.
 
@@ -38,6 +39,7 @@ const (
 	OpReclaim  Op = "reclaim"
 	OpCancel   Op = "cancel"
 	OpUnblock  Op = "unblock"
+	OpSnooze   Op = "snooze"
 )
 
 // Status is the part of a run's row that its transitions read and write.
@@ -46,6 +48,7 @@ type Status struct {
 	Fence       int64
 	Attempt     int
 	MaxAttempts int
+	Snoozes     int // snoozes over the run's life; never reset
 }
 
 // Event is one transition asked of a run.
@@ -58,6 +61,9 @@ type Event struct {
 	// requires it (the reclaimer selects only such runs), and a holder's
 	// write is refused by the store once the reclaim happened, not before.
 	Expired bool
+	// MaxSnoozes bounds Snooze: a run that snoozed this often is refused
+	// with ErrConflict (the store's SnoozeLimitError), unchanged.
+	MaxSnoozes int
 }
 
 // Transition applies e to s. It returns the status after, or the error the
@@ -69,7 +75,7 @@ type Event struct {
 //   - lease.ErrConflict for an operator action or a lease change the run's
 //     state does not allow (cancel of a final run, unblock of a run that is
 //     not blocked, claim of a run that is not available, reclaim of a live
-//     lease).
+//     lease), and for a snooze past its bound.
 func Transition(s Status, e Event) (Status, error) {
 	held := s.State == StateRunning && s.Fence == e.Fence
 	switch e.Op {
@@ -96,6 +102,17 @@ func Transition(s Status, e Event) (Status, error) {
 			return s, fenced(s, e)
 		}
 		s.State = StateBlocked
+		return s, nil
+	case OpSnooze:
+		if !held {
+			return s, fenced(s, e)
+		}
+		if s.Snoozes >= e.MaxSnoozes {
+			return s, conflict(s, e)
+		}
+		// The attempt is given back: the next claim's attempt+1 makes it
+		// the same attempt again.
+		s.State, s.Attempt, s.Snoozes = StateAvailable, s.Attempt-1, s.Snoozes+1
 		return s, nil
 	case OpReclaim:
 		if s.State != StateRunning || !e.Expired {

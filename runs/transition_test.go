@@ -37,6 +37,13 @@ func TestTransition(t *testing.T) {
 		{"complete cancelled", st(StateCancelled, 5, 1), Event{Op: OpComplete, Fence: 4}, st(StateCancelled, 5, 1), lease.ErrFenced},
 		{"complete blocked same fence", st(StateBlocked, 4, 1), Event{Op: OpComplete, Fence: 4}, st(StateBlocked, 4, 1), lease.ErrFenced},
 
+		{"snooze held", st(StateRunning, 4, 2), Event{Op: OpSnooze, Fence: 4, MaxSnoozes: 1}, Status{State: StateAvailable, Fence: 4, Attempt: 1, MaxAttempts: 3, Snoozes: 1}, nil},
+		{"snooze held, last attempt", st(StateRunning, 4, 3), Event{Op: OpSnooze, Fence: 4, MaxSnoozes: 1}, Status{State: StateAvailable, Fence: 4, Attempt: 2, MaxAttempts: 3, Snoozes: 1}, nil},
+		{"snooze past its bound", Status{State: StateRunning, Fence: 4, Attempt: 1, MaxAttempts: 3, Snoozes: 2}, Event{Op: OpSnooze, Fence: 4, MaxSnoozes: 2}, Status{State: StateRunning, Fence: 4, Attempt: 1, MaxAttempts: 3, Snoozes: 2}, lease.ErrConflict},
+		{"snooze stale fence", st(StateRunning, 5, 2), Event{Op: OpSnooze, Fence: 4, MaxSnoozes: 1}, st(StateRunning, 5, 2), lease.ErrFenced},
+		{"snooze after reclaim", st(StateAvailable, 5, 1), Event{Op: OpSnooze, Fence: 4, MaxSnoozes: 1}, st(StateAvailable, 5, 1), lease.ErrFenced},
+		{"snooze cancelled", st(StateCancelled, 5, 1), Event{Op: OpSnooze, Fence: 4, MaxSnoozes: 1}, st(StateCancelled, 5, 1), lease.ErrFenced},
+
 		{"fail with attempts left", st(StateRunning, 4, 2), Event{Op: OpFail, Fence: 4}, st(StateAvailable, 4, 2), nil},
 		{"fail last attempt", st(StateRunning, 4, 3), Event{Op: OpFail, Fence: 4}, st(StateFailed, 4, 3), nil},
 		{"fail stale", st(StateRunning, 5, 2), Event{Op: OpFail, Fence: 4}, st(StateRunning, 5, 2), lease.ErrFenced},
@@ -60,7 +67,7 @@ func TestTransition(t *testing.T) {
 		{"unblock available", st(StateAvailable, 4, 1), Event{Op: OpUnblock}, st(StateAvailable, 4, 1), lease.ErrConflict},
 		{"unblock running", st(StateRunning, 4, 1), Event{Op: OpUnblock}, st(StateRunning, 4, 1), lease.ErrConflict},
 
-		{"unknown op", st(StateRunning, 4, 1), Event{Op: "snooze"}, st(StateRunning, 4, 1), lease.ErrInvalid},
+		{"unknown op", st(StateRunning, 4, 1), Event{Op: "hibernate"}, st(StateRunning, 4, 1), lease.ErrInvalid},
 	}
 	for _, c := range cases {
 		got, err := Transition(c.from, c.ev)
@@ -80,14 +87,14 @@ func TestTransition(t *testing.T) {
 func TestTransitionInvariants(t *testing.T) {
 	t.Parallel()
 	states := []State{StateAvailable, StateRunning, StateBlocked, StateCompleted, StateFailed, StateCancelled}
-	ops := []Op{OpClaim, OpComplete, OpFail, OpBlock, OpReclaim, OpCancel, OpUnblock}
+	ops := []Op{OpClaim, OpComplete, OpFail, OpBlock, OpReclaim, OpCancel, OpUnblock, OpSnooze}
 	for _, state := range states {
 		for attempt := 1; attempt <= 3; attempt++ {
 			for _, op := range ops {
 				for _, fence := range []int64{6, 7, 8} {
 					for _, expired := range []bool{false, true} {
 						from := Status{State: state, Fence: 7, Attempt: attempt, MaxAttempts: 3}
-						got, err := Transition(from, Event{Op: op, Fence: fence, Expired: expired})
+						got, err := Transition(from, Event{Op: op, Fence: fence, Expired: expired, MaxSnoozes: attempt - 1})
 						if err != nil {
 							require.Equal(t, from, got, "%v %s: a refusal changes nothing", from, op)
 							require.True(t, errors.Is(err, lease.ErrFenced) || errors.Is(err, lease.ErrConflict), "%v", err)
@@ -98,7 +105,7 @@ func TestTransitionInvariants(t *testing.T) {
 						if op == OpReclaim || op == OpCancel || op == OpClaim {
 							require.Equal(t, from.Fence+1, got.Fence, "%v %s raises the fence", from, op)
 						}
-						if op == OpComplete || op == OpFail || op == OpBlock {
+						if op == OpComplete || op == OpFail || op == OpBlock || op == OpSnooze {
 							require.Equal(t, fence, from.Fence, "%v %s accepted only under the current fence", from, op)
 						}
 						require.True(t, got.State.Valid())

@@ -19,6 +19,10 @@ const (
 	MaxLease          = 24 * time.Hour
 	MaxClaimBatch     = 1000
 	DefaultAttempts   = 25
+	// DefaultMaxSnoozes is how often a run may snooze before a snooze
+	// fails its attempt instead (WorkerConfig.MaxSnoozes).
+	DefaultMaxSnoozes = 100
+	MaxSnoozesLimit   = 1_000_000
 )
 
 // Enqueue is one run to enqueue.
@@ -115,3 +119,19 @@ func ValidateFenced(id, fence int64) error {
 // one reason rule of journal.ValidateReason, shared with a world's revoke.
 // (The worker makes a handler's error text fit with journal.SafeReason.)
 func ValidateReason(r string) error { return journal.ValidateReason("reason", r) }
+
+// ValidateSnooze checks a snooze's delay: 0..MaxDelay, like an enqueue's.
+func ValidateSnooze(delay time.Duration) error {
+	if delay < 0 || delay > MaxDelay {
+		return invalid("delay", "snooze for %s is outside 0..%s", delay, MaxDelay)
+	}
+	return nil
+}
+
+// ValidateMaxSnoozes checks a snooze bound: 1..MaxSnoozesLimit.
+func ValidateMaxSnoozes(n int) error {
+	if n < 1 || n > MaxSnoozesLimit {
+		return invalid("max_snoozes", "%d is outside 1..%d", n, MaxSnoozesLimit)
+	}
+	return nil
+}

@@ -70,10 +70,10 @@ func TestMigrateIsIdempotentAndUnknownCommandFails(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "lh.db")
 	out, code := cli(t, "migrate", "--db", db)
 	require.Equal(t, 0, code, out)
-	require.Contains(t, out, "applied migrations [1 2 3 4 5 6 7]")
+	require.Contains(t, out, "applied migrations [1 2 3 4 5 6 7 8]")
 	out, code = cli(t, "migrate", "--db", db)
 	require.Equal(t, 0, code, out)
-	require.Contains(t, out, "schema is current at version 7")
+	require.Contains(t, out, "schema is current at version 8")
 	_, code = cli(t, "frobnicate")
 	require.Equal(t, 2, code)
 }

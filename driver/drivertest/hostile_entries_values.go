@@ -119,6 +119,33 @@ func runValueEntries() []hostileEntry {
 				return nil
 			}}
 		}),
+		num("RunSnooze.fence", func(x *hx, v int64) hostileCall {
+			r := x.held("a")
+			return hostileCall{func() error {
+				return ignore(rs(x).RunSnooze(x.ctx, &driver.RunSnoozeParams{ID: r.ID, Fence: v, MaxSnoozes: runs.DefaultMaxSnoozes}))
+			}, func() error {
+				got, err := x.runNow(r.ID)
+				if err != nil {
+					return err
+				}
+				if got.State != runs.StateAvailable || got.Fence != v || got.Snoozes != 1 {
+					return fmt.Errorf("run is %s under fence %d after %d snoozes, want available under %d after 1", got.State, got.Fence, got.Snoozes, v)
+				}
+				return nil
+			}}
+		}),
+		num("RunSnooze.max_snoozes", func(x *hx, v int64) hostileCall {
+			r := x.held("a")
+			return hostileCall{func() error {
+				return ignore(rs(x).RunSnooze(x.ctx, &driver.RunSnoozeParams{ID: r.ID, Fence: r.Fence, MaxSnoozes: int(v)}))
+			}, func() error {
+				got, err := x.runNow(r.ID)
+				if err != nil || got.Snoozes != 1 {
+					return fmt.Errorf("%d snoozes (%v), want 1", got.Snoozes, err)
+				}
+				return nil
+			}}
+		}),
 		num("RunRenew.fence", func(x *hx, v int64) hostileCall {
 			r := x.held("a")
 			return readOnly(func() error {
@@ -256,6 +283,12 @@ func runValueEntries() []hostileEntry {
 			r := x.held("a")
 			return hostileCall{func() error {
 				return ignore(rs(x).RunFail(x.ctx, &driver.RunFailParams{ID: r.ID, Fence: r.Fence, Reason: "x", RetryAfter: v}))
+			}, func() error { return x.scheduledIn(r.ID, v) }}
+		}),
+		dur("RunSnooze.delay", func(x *hx, v time.Duration) hostileCall {
+			r := x.held("a")
+			return hostileCall{func() error {
+				return ignore(rs(x).RunSnooze(x.ctx, &driver.RunSnoozeParams{ID: r.ID, Fence: r.Fence, Delay: v, MaxSnoozes: runs.DefaultMaxSnoozes}))
 			}, func() error { return x.scheduledIn(r.ID, v) }}
 		}),
 		dur("RunEnqueue.delay", func(x *hx, v time.Duration) hostileCall {

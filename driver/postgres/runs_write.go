@@ -45,6 +45,15 @@ FROM t
 WHERE id = $2 AND fence = $3 AND state = 'running'
 RETURNING ` + runColumns
 
+	// snoozeRun gives the attempt back (attempt - 1; the next claim adds
+	// it again) and counts the snooze, bounded in the WHERE.
+	snoozeRun = `WITH ` + storeNowSQL + `
+UPDATE runs SET state = 'available', scheduled_at = t.now + $4::interval, attempt = attempt - 1,
+    snoozes = snoozes + 1, owner = '', expires_at = NULL
+FROM t
+WHERE id = $2 AND fence = $3 AND state = 'running' AND snoozes < $5
+RETURNING ` + runColumns
+
 	blockRun = `WITH ` + storeNowSQL + `
 UPDATE runs SET state = 'blocked', owner = '', expires_at = NULL, reason = $4
 FROM t
@@ -106,6 +115,14 @@ func (d *store) RunComplete(ctx context.Context, p *driver.RunCompleteParams) (*
 func (d *store) RunFail(ctx context.Context, p *driver.RunFailParams) (*driver.Run, error) {
 	return d.runWrite(ctx, "fail", p.ID, critical(p), failRun,
 		[]any{d.fakeNow(), p.ID, p.Fence, p.RetryAfter, p.Reason}, fencedRefusal("fail", p.ID, p.Fence, "", false))
+}
+
+// RunSnooze implements driver.RunStore.
+func (d *store) RunSnooze(ctx context.Context, p *driver.RunSnoozeParams) (*driver.Run, error) {
+	return d.runWrite(ctx, "snooze", p.ID, critical(p), snoozeRun,
+		[]any{d.fakeNow(), p.ID, p.Fence, p.Delay, p.MaxSnoozes}, func(cur *driver.Run, now time.Time) error {
+			return driver.ClassifySnoozeRefusal(p, cur, now)
+		})
 }
 
 // RunBlock implements driver.RunStore.

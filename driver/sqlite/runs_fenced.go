@@ -36,6 +36,13 @@ const runFailSQL = `UPDATE runs SET
 WHERE id = ?4 AND fence = ?5 AND state = 'running'
 RETURNING ` + runColumns
 
+// runSnoozeSQL gives the attempt back (attempt - 1; the next claim adds
+// it again) and counts the snooze, bounded in the WHERE.
+const runSnoozeSQL = `UPDATE runs SET state = 'available', scheduled_at = ?1, attempt = attempt - 1,
+    snoozes = snoozes + 1, owner = '', expires_at = NULL
+WHERE id = ?2 AND fence = ?3 AND state = 'running' AND snoozes < ?4
+RETURNING ` + runColumns
+
 const runBlockSQL = `UPDATE runs SET state = 'blocked', owner = '', expires_at = NULL, reason = ?1
 WHERE id = ?2 AND fence = ?3 AND state = 'running'
 RETURNING ` + runColumns
@@ -70,6 +77,16 @@ func (d *store) RunFail(ctx context.Context, p *driver.RunFailParams) (*driver.R
 			return []any{now.Add(p.RetryAfter).UnixMicro(), now.UnixMicro(), p.Reason, p.ID, p.Fence}
 		},
 		refuse: fencedRefusal("fail", p.ID, p.Fence, "", false)})
+}
+
+// RunSnooze implements driver.RunStore.
+func (d *store) RunSnooze(ctx context.Context, p *driver.RunSnoozeParams) (*driver.Run, error) {
+	return d.updateRun(ctx, runUpdate{op: "snooze", id: p.ID,
+		stmt: func(s *runStmts) *sql.Stmt { return s.snooze },
+		args: func(now time.Time) []any {
+			return []any{now.Add(p.Delay).UnixMicro(), p.ID, p.Fence, p.MaxSnoozes}
+		},
+		refuse: func(cur *driver.Run, now time.Time) error { return driver.ClassifySnoozeRefusal(p, cur, now) }})
 }
 
 // RunBlock implements driver.RunStore.

@@ -15,7 +15,7 @@ var _ driver.RunStore = (*store)(nil)
 // runColumns is the column list every run statement selects or returns, in
 // scanRun's order.
 const runColumns = `id, queue, payload, priority, state, attempt, max_attempts, fence, owner,
-	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at`
+	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at, snoozes`
 
 // scanRun reads one row of runColumns. NULL times become the zero time and
 // a NULL (or empty) payload or result becomes nil.
@@ -25,7 +25,7 @@ func scanRun(r rowScanner) (*driver.Run, error) {
 	var scheduled, created int64
 	var expires, finished sql.NullInt64
 	if err := r.Scan(&x.ID, &x.Queue, &x.Payload, &x.Priority, &state, &x.Attempt, &x.MaxAttempts, &x.Fence,
-		&x.Owner, &scheduled, &expires, &x.UniqueKey, &x.Reason, &x.Result, &created, &finished); err != nil {
+		&x.Owner, &scheduled, &expires, &x.UniqueKey, &x.Reason, &x.Result, &created, &finished, &x.Snoozes); err != nil {
 		return nil, err
 	}
 	x.State = runs.State(state)

@@ -12,7 +12,7 @@ import (
 // statement again). They are a cache of their own so that the world path
 // does not depend on the runs table, nor the run path on the worlds table.
 type runStmts struct {
-	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, block, unblock, cancel, reclaim *sql.Stmt
+	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, snooze, block, unblock, cancel, reclaim *sql.Stmt
 }
 
 // runSelectByKeySQL reads the run holding a unique key.
@@ -49,6 +49,7 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 		{&s.completeChunk, runCompleteChunkSQL},
 		{&s.renewChunk, plantedRevivalBug(runRenewChunkSQL)},
 		{&s.fail, runFailSQL},
+		{&s.snooze, runSnoozeSQL},
 		{&s.block, runBlockSQL},
 		{&s.unblock, runUnblockSQL},
 		{&s.cancel, runCancelSQL},
@@ -67,7 +68,7 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 
 func (s *runStmts) close() {
 	for _, st := range []*sql.Stmt{s.insert, s.insertChunk, s.selectByKey, s.selectByID, s.claim, s.renew, s.complete,
-		s.completeChunk, s.renewChunk, s.fail, s.block, s.unblock, s.cancel, s.reclaim} {
+		s.completeChunk, s.renewChunk, s.fail, s.snooze, s.block, s.unblock, s.cancel, s.reclaim} {
 		if st != nil {
 			st.Close()
 		}

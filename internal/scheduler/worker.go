@@ -25,7 +25,8 @@ import (
 
 // Handler works one run. Returning nil completes it (with the result set by
 // Run.SetResult — or, if SetResult refused the last result it was given,
-// fails the attempt with that refusal); Block(reason) blocks it; any other
+// fails the attempt with that refusal); Block(reason) blocks it;
+// Snooze(delay) puts it back for delay without consuming the attempt; any other
 // error fails the attempt, which is retried with backoff until its
 // attempts are exhausted. A reason taken from the handler's text is stored
 // by journal.SafeReason: escaped where the reason rule refuses it, and
@@ -59,6 +60,10 @@ type WorkerConfig struct {
 	ClockCheck time.Duration
 	// Backoff spaces retries. Zero fields take runs.Backoff's defaults.
 	Backoff runs.Backoff
+	// MaxSnoozes bounds how often a run may snooze (Snooze) over its
+	// life; past it a snooze fails the attempt instead. Defaults to
+	// runs.DefaultMaxSnoozes (100); at most runs.MaxSnoozesLimit.
+	MaxSnoozes int
 	// FetchInterval is how long an idle queue waits before claiming again.
 	// Defaults to 50ms.
 	FetchInterval time.Duration
@@ -129,6 +134,12 @@ func NewWorker(store Store, events *EventCommitter, cfg WorkerConfig) (*Worker, 
 		cfg.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
 	}
 	if err := journal.ValidateID("owner", cfg.Owner); err != nil {
+		return nil, err
+	}
+	if cfg.MaxSnoozes == 0 {
+		cfg.MaxSnoozes = runs.DefaultMaxSnoozes
+	}
+	if err := runs.ValidateMaxSnoozes(cfg.MaxSnoozes); err != nil {
 		return nil, err
 	}
 	if cfg.FetchInterval <= 0 {
@@ -450,6 +461,7 @@ func (w *Worker) finish(r *Run, herr error) {
 	defer cancel()
 	var err error
 	var be *blockError
+	var se *snoozeError
 	if herr == nil {
 		r.mu.Lock()
 		result, refused := r.result, r.resultErr
@@ -464,6 +476,8 @@ func (w *Worker) finish(r *Run, herr error) {
 	}
 	switch {
 	case herr == nil:
+	case errors.As(herr, &se):
+		err = w.snooze(ctx, r, se)
 	case errors.As(herr, &be):
 		_, err = w.store.RunBlock(ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(be.reason)})
 	default:

@@ -225,6 +225,9 @@ func (rs *runStore) RunEnqueue(context.Context, *driver.RunEnqueueParams) ([]dri
 func (rs *runStore) RunEnqueueTx(context.Context, *driver.RunEnqueueTxParams) ([]driver.RunEnqueued, error) {
 	return nil, errNotSimulated
 }
+func (rs *runStore) RunSnooze(context.Context, *driver.RunSnoozeParams) (*driver.Run, error) {
+	return nil, errNotSimulated
+}
 func (rs *runStore) RunGet(context.Context, *driver.RunGetParams) (*driver.Run, error) {
 	return nil, errNotSimulated
 }

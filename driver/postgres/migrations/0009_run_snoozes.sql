@@ -1,0 +1,5 @@
+-- Snooze (issue 16): a handler may put its run back to available for a
+-- while without consuming an attempt. snoozes counts how often it did, so
+-- the snooze's WHERE can bound it (a handler cannot snooze forever
+-- silently). The SQLite twin is its 0008.
+ALTER TABLE runs ADD COLUMN snoozes int NOT NULL DEFAULT 0;
