@@ -284,7 +284,10 @@ func TestHostileReasonsEscapedNotCut(t *testing.T) {
 			require.Equal(t, `a\u{0000}b`, r)
 		}},
 		{"panic", func() error { panic("boom \xff \x00 end") }, func(t *testing.T, r string) {
-			require.Equal(t, `handler panicked: boom \xff \u{0000} end`, r)
+			head, stack, ok := strings.Cut(r, "\n")
+			require.True(t, ok, "the stack follows the value: %q", r)
+			require.Equal(t, `handler panicked: boom \xff \u{0000} end`, head)
+			require.Contains(t, stack, "scheduler_test.TestHostileReasonsEscapedNotCut", "the stack starts at the panicking frame")
 		}},
 		{"long", func() error { return errors.New(long) }, func(t *testing.T, r string) {
 			require.LessOrEqual(t, len(r), runs.MaxReasonBytes)

@@ -391,10 +391,15 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 	w.finish(r, err)
 }
 
+// call runs the handler. A panic fails the attempt like an error, with
+// its stack recorded in the reason (panicError) and logged in full, and
+// never takes the worker down: the slot is freed and claiming goes on.
 func (w *Worker) call(ctx context.Context, r *Run) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("handler panicked: %v", p)
+			pe := newPanicError(p)
+			w.cfg.Logger.Error("handler panicked", "run", r.ID, "fence", r.Fence, "panic", fmt.Sprint(p), "stack", string(pe.stack))
+			err = pe
 		}
 	}()
 	return w.handlers[r.Queue](ctx, r)
