@@ -81,9 +81,11 @@ type RunStore interface {
 	RunCancel(ctx context.Context, p *RunCancelParams) (*Run, error)
 	// RunReclaim returns up to p.Limit running runs whose lease expired on
 	// the store clock to available (or failed when attempts are exhausted),
-	// fence+1, reason recorded. Safe on every replica at once (Postgres:
-	// SKIP LOCKED; SQLite: the single writer). Callers repeat while
-	// Reclaimed comes back full.
+	// fence+1, reason recorded, reclaimed_at = store now. scheduled_at is
+	// kept, so a reclaimed run is claimed in the place it had, not behind
+	// the queue (docs/design/run-order.md). Safe on every replica at once
+	// (Postgres: SKIP LOCKED; SQLite: the single writer). Callers repeat
+	// while Reclaimed comes back full.
 	RunReclaim(ctx context.Context, p *RunReclaimParams) (*RunReclaimResult, error)
 }
 
@@ -106,6 +108,10 @@ type Run struct {
 	CreatedAt   time.Time
 	FinishedAt  time.Time // zero until final
 	Snoozes     int       // how often a handler snoozed it (RunSnooze); never reset
+	// ReclaimedAt is the store time of the run's last reclaim (zero if
+	// never). A reclaim leaves ScheduledAt alone, so the run keeps its
+	// place in the queue (docs/design/run-order.md).
+	ReclaimedAt time.Time
 }
 
 // RunEnqueueParams enqueues runs.

@@ -7,5 +7,6 @@ func Cases() []Case {
 		all = append(all, group...)
 	}
 	return append(all, enqueueOrderCase, runListCase,
-		Case{"RunEnqueueBatchKeepsEveryColumnInInputOrder", caseRunEnqueueBatchKeepsEveryColumn})
+		Case{"RunEnqueueBatchKeepsEveryColumnInInputOrder", caseRunEnqueueBatchKeepsEveryColumn},
+		Case{"RunReclaimedRunKeepsItsPlaceInTheQueue", caseReclaimedRunKeepsItsPlace})
 }

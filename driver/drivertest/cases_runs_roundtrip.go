@@ -77,7 +77,8 @@ func caseRunCompleteAfterReclaimIsFenced(t *testing.T, f Factory) {
 	require.Equal(t, runs.StateAvailable, rec.State)
 	require.Equal(t, int64(2), rec.Fence)
 	require.Equal(t, "lease expired at 2026-11-30T09:00:30Z (owner runner-a, fence 1)", rec.Reason)
-	require.Equal(t, StartTime.Add(runLease), rec.ScheduledAt)
+	require.Equal(t, StartTime, rec.ScheduledAt, "a reclaim keeps the run's place (docs/design/run-order.md)")
+	require.Equal(t, StartTime.Add(runLease), rec.ReclaimedAt)
 
 	_, err = rs.RunComplete(e.ctx, &driver.RunCompleteParams{ID: r.ID, Fence: r.Fence, Result: []byte(`"late"`)})
 	require.ErrorIs(t, err, driver.ErrFenced)

@@ -20,9 +20,9 @@ var _ driver.RunStore = (*store)(nil)
 // alias r, for an UPDATE … FROM joining a CTE whose names overlap.
 const (
 	runColumns = `id, queue, payload, priority, state, attempt, max_attempts, fence, owner,
-	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at, snoozes`
+	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at, snoozes, reclaimed_at`
 	runColumnsR = `r.id, r.queue, r.payload, r.priority, r.state, r.attempt, r.max_attempts, r.fence, r.owner,
-	r.scheduled_at, r.expires_at, r.unique_key, r.reason, r.result, r.created_at, r.finished_at, r.snoozes`
+	r.scheduled_at, r.expires_at, r.unique_key, r.reason, r.result, r.created_at, r.finished_at, r.snoozes, r.reclaimed_at`
 )
 
 // storeNowSQL is the store time of one statement: the injected StoreClock
@@ -38,13 +38,14 @@ type runRow struct {
 	r                  driver.Run
 	state              string
 	expires, finished  *time.Time
+	reclaimed          *time.Time
 	scheduled, created time.Time
 }
 
 func (x *runRow) dest() []any {
 	r := &x.r
 	return []any{&r.ID, &r.Queue, &r.Payload, &r.Priority, &x.state, &r.Attempt, &r.MaxAttempts,
-		&r.Fence, &r.Owner, &x.scheduled, &x.expires, &r.UniqueKey, &r.Reason, &r.Result, &x.created, &x.finished, &r.Snoozes}
+		&r.Fence, &r.Owner, &x.scheduled, &x.expires, &r.UniqueKey, &r.Reason, &r.Result, &x.created, &x.finished, &r.Snoozes, &x.reclaimed}
 }
 
 func (x *runRow) run() *driver.Run {
@@ -58,6 +59,9 @@ func (x *runRow) run() *driver.Run {
 	}
 	if x.finished != nil {
 		r.FinishedAt = x.finished.UTC()
+	}
+	if x.reclaimed != nil {
+		r.ReclaimedAt = x.reclaimed.UTC()
 	}
 	return &r
 }

@@ -141,7 +141,7 @@ func placeChunk(got []*driver.Run, es []runs.Enqueue, out []driver.RunEnqueued) 
 	for k, r := range got {
 		e := &es[k]
 		if (k > 0 && r.ID == got[k-1].ID) || r.Queue != e.Queue || !bytes.Equal(r.Payload, e.Payload) ||
-			r.Priority != e.Priority || r.MaxAttempts != e.MaxAttempts || r.UniqueKey != "" || r.Snoozes != 0 ||
+			r.Priority != e.Priority || r.MaxAttempts != e.MaxAttempts || r.UniqueKey != "" || r.Snoozes != 0 || !r.ReclaimedAt.IsZero() ||
 			r.State != runs.StateAvailable || !r.CreatedAt.Equal(got[0].CreatedAt) ||
 			r.ScheduledAt.Sub(r.CreatedAt) != e.Delay.Truncate(time.Microsecond) {
 			return fmt.Errorf("inserting %d runs: row %d (id %d) does not match its run", len(es), k, r.ID)

@@ -58,9 +58,9 @@ const enqueueChunkMin = 4
 var runInsertChunkSQL = func() string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO runs (queue, payload, priority, state, attempt, max_attempts, fence, owner,
-	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at, snoozes)
+	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at, snoozes, reclaimed_at)
 SELECT v.column2, v.column3, v.column4, 'available', 0, v.column5, 0, '',
-	v.column6, NULL, '', '', NULL, ?, NULL, 0
+	v.column6, NULL, '', '', NULL, ?, NULL, 0, NULL
 FROM (VALUES `)
 	for i := range enqueueChunk {
 		if i > 0 {

@@ -23,11 +23,13 @@ const rfc3339NanoSQL = `strftime('%Y-%m-%dT%H:%M:%S', expires_at / 1000000, 'uni
 // returns them to available (or failed when their attempts are spent) with
 // fence+1, so the expired holder's later writes match no row. SET
 // expressions read the row as it was, so the reason names the expired
-// lease's expiry, owner and fence.
+// lease's expiry, owner and fence. scheduled_at is left as it was: the
+// run goes back to its own place in the claim order, not behind the queue
+// (docs/design/run-order.md); reclaimed_at records when.
 const runReclaimSQL = `UPDATE runs SET
     state        = CASE WHEN attempt >= max_attempts THEN 'failed' ELSE 'available' END,
     finished_at  = CASE WHEN attempt >= max_attempts THEN ?1 END,
-    scheduled_at = ?1,
+    reclaimed_at = ?1,
     fence = fence + 1, owner = '', expires_at = NULL,
     reason = 'lease expired at ' || ` + rfc3339NanoSQL + ` || ' (owner ' || owner || ', fence ' || fence || ')'
 WHERE id IN (

@@ -15,7 +15,7 @@ var _ driver.RunStore = (*store)(nil)
 // runColumns is the column list every run statement selects or returns, in
 // scanRun's order.
 const runColumns = `id, queue, payload, priority, state, attempt, max_attempts, fence, owner,
-	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at, snoozes`
+	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at, snoozes, reclaimed_at`
 
 // scanRun reads one row of runColumns. NULL times become the zero time and
 // a NULL (or empty) payload or result becomes nil.
@@ -23,9 +23,9 @@ func scanRun(r rowScanner) (*driver.Run, error) {
 	var x driver.Run
 	var state string
 	var scheduled, created int64
-	var expires, finished sql.NullInt64
+	var expires, finished, reclaimed sql.NullInt64
 	if err := r.Scan(&x.ID, &x.Queue, &x.Payload, &x.Priority, &state, &x.Attempt, &x.MaxAttempts, &x.Fence,
-		&x.Owner, &scheduled, &expires, &x.UniqueKey, &x.Reason, &x.Result, &created, &finished, &x.Snoozes); err != nil {
+		&x.Owner, &scheduled, &expires, &x.UniqueKey, &x.Reason, &x.Result, &created, &finished, &x.Snoozes, &reclaimed); err != nil {
 		return nil, err
 	}
 	x.State = runs.State(state)
@@ -36,6 +36,9 @@ func scanRun(r rowScanner) (*driver.Run, error) {
 	}
 	if finished.Valid {
 		x.FinishedAt = fromMicros(finished.Int64)
+	}
+	if reclaimed.Valid {
+		x.ReclaimedAt = fromMicros(reclaimed.Int64)
 	}
 	if len(x.Payload) == 0 {
 		x.Payload = nil

@@ -213,17 +213,14 @@ func (s *scenario) checkStrands(o checkOptions, f *figures) {
 	for _, rc := range s.reclaims.of("") {
 		f.reclaims++
 		f.maxStrand = max(f.maxStrand, rc.Strand)
-		if rc.Run.State != runs.StateAvailable {
-			continue // attempts exhausted: failed, scheduled_at not rewritten
-		}
-		require.False(t, rc.Run.ScheduledAt.Before(rc.Expiry), "run %d reclaimed at %v, before its expiry %v", rc.Run.ID, rc.Run.ScheduledAt, rc.Expiry)
+		require.False(t, rc.Run.ReclaimedAt.Before(rc.Expiry), "run %d reclaimed at %v, before its expiry %v", rc.Run.ID, rc.Run.ReclaimedAt, rc.Expiry)
 		env := s.environment(rc, o)
 		net := rc.Strand - env.total()
 		f.maxNetStrand = max(f.maxNetStrand, net)
 		require.LessOrEqual(t, net, strandBound,
 			"run %d (owner %s, fence %d) reclaimed %v after its last renewal (%s): past T_lease + P + S; expiry %s, reclaim %s; the reclaimer's passes:%s",
-			rc.Run.ID, rc.Owner, rc.Fence, rc.Strand, env, rc.Expiry.Format("15:04:05.000"), rc.Run.ScheduledAt.Format("15:04:05.000"),
-			s.reclaims.passesAround(rc.Expiry, rc.Run.ScheduledAt))
+			rc.Run.ID, rc.Owner, rc.Fence, rc.Strand, env, rc.Expiry.Format("15:04:05.000"), rc.Run.ReclaimedAt.Format("15:04:05.000"),
+			s.reclaims.passesAround(rc.Expiry, rc.Run.ReclaimedAt))
 	}
 }
 
@@ -246,7 +243,7 @@ func (s *scenario) logFigures(f figures, o checkOptions, stats map[string]keeper
 	for _, rc := range s.reclaims.of("") {
 		t.Logf("  reclaimed run %d from %s (fence %d): strand %v (store times: renewal %s, expiry %s, reclaim %s; %s)",
 			rc.Run.ID, rc.Owner, rc.Fence, rc.Strand.Round(time.Millisecond),
-			rc.Expiry.Add(-timing.Lease).Format("15:04:05.000"), rc.Expiry.Format("15:04:05.000"), rc.Run.ScheduledAt.Format("15:04:05.000"),
+			rc.Expiry.Add(-timing.Lease).Format("15:04:05.000"), rc.Expiry.Format("15:04:05.000"), rc.Run.ReclaimedAt.Format("15:04:05.000"),
 			s.environment(rc, o))
 	}
 }

@@ -69,7 +69,7 @@ func (l *reclaimLog) RunReclaim(ctx context.Context, p *driver.RunReclaimParams)
 			rc.Owner = m[2]
 			rc.Fence, _ = strconv.ParseInt(m[3], 10, 64)
 			rc.Expiry, rc.Err = time.Parse(time.RFC3339Nano, m[1])
-			rc.Strand = r.ScheduledAt.Sub(rc.Expiry.Add(-timing.Lease))
+			rc.Strand = r.ReclaimedAt.Sub(rc.Expiry.Add(-timing.Lease))
 		}
 		l.all = append(l.all, rc)
 	}

@@ -55,7 +55,7 @@ func (s *scenario) environment(rc reclaim, o checkOptions) environmentDelay {
 	// Only what came after the expiry can have delayed the reclaim: an
 	// outage before it costs the reclaimer nothing.
 	var e environmentDelay
-	reclaimed := rc.Run.ScheduledAt
+	reclaimed := rc.Run.ReclaimedAt
 	for _, i := range o.storeDown {
 		e.storeDown = append(e.storeDown, i.clip(rc.Expiry, reclaimed))
 	}

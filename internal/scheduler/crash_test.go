@@ -311,10 +311,10 @@ func TestCrashedWorkerIsReclaimedWithinBoundAndCompletesElsewhere(t *testing.T) 
 			require.NoError(t, err)
 			require.False(t, lastExpiry.Before(live.ExpiresAt), "the stranded expiry %v is the one last seen (%v) or a later renewal's", lastExpiry, live.ExpiresAt)
 			// The store wrote expires_at = its now + T_lease at the last
-			// renewal it committed, and scheduled_at = its now at the
+			// renewal it committed, and reclaimed_at = its now at the
 			// reclaim: both ends are store timestamps.
 			lastRenewal := lastExpiry.Add(-crashTiming.Lease)
-			reclaimedAt := r.ScheduledAt
+			reclaimedAt := r.ReclaimedAt
 			strand := reclaimedAt.Sub(lastRenewal)
 			bound := crashTiming.Lease + crashTiming.Poll + crashTiming.Skew
 			t.Logf("%s: stranded %v after the last renewal (bound T_lease+P+S = %v; %v past expiry); store times: renewal %s, expiry %s, reclaim %s; kill to reclaim seen %v (wall)",

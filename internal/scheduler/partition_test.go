@@ -182,7 +182,7 @@ func TestPartitionedWorkerSelfStopsAndAnotherTakesOver(t *testing.T) {
 	lastExpiry, err := time.Parse(time.RFC3339Nano, m[1])
 	require.NoError(t, err)
 	lastRenewal := lastExpiry.Add(-tm.Lease)
-	strand := r.ScheduledAt.Sub(lastRenewal)
+	strand := r.ReclaimedAt.Sub(lastRenewal)
 	bound := tm.Lease + tm.Poll + tm.Skew
 	require.LessOrEqual(t, strand, bound, "stranded %v after the last renewal, past T_lease + P + S", strand)
 
@@ -223,5 +223,5 @@ func TestPartitionedWorkerSelfStopsAndAnotherTakesOver(t *testing.T) {
 	t.Logf("A: %d effects, partitioned, stopped %v later (%v), last effect %v before its runway's end; B: fence 3, %d effects, %d uncertain; strand %v after the last renewal (bound T_lease+P+S = %v), store times: expiry %s, reclaim %s",
 		len(aCalls), stoppedAfter.Round(time.Millisecond), aErr, runwayEnd.Sub(lastA).Round(time.Millisecond),
 		steps-len(aCalls), len(uncertain), strand.Round(time.Millisecond), bound,
-		lastExpiry.Format(time.RFC3339Nano), r.ScheduledAt.Format(time.RFC3339Nano))
+		lastExpiry.Format(time.RFC3339Nano), r.ReclaimedAt.Format(time.RFC3339Nano))
 }
