@@ -24,6 +24,11 @@ import (
 // enqueue of the key waits for your commit (and then returns your run) or
 // your rollback (and then inserts its own).
 //
+// Inside a handler, the tx that RunHandle.Tx hands its fn is such a
+// transaction: an EnqueueTx there enqueues a follow-up run exactly once,
+// committed with the run's effect (a retried attempt finds the effect
+// committed and does not call fn again).
+//
 // On SQLite, tx holds the store's write lock: every other write of the
 // store, a worker's included, waits until it ends. Keep it short, and do
 // not call the client's other writes (Enqueue, Cancel…) while it is open.
