@@ -100,7 +100,8 @@ func TestSnoozeLimitFailsTheAttemptLoudly(t *testing.T) {
 // ErrInvalid exactly for those outside 0..runs.MaxDelay; returned from a
 // handler, a refused one fails the attempt with the refusal (no snooze
 // recorded), an accepted one snoozes for that long — the same on both
-// stores. A WorkerConfig.MaxSnoozes out of range is refused.
+// stores. WorkerConfig.MaxSnoozes takes the hostile integers: out of
+// 0..runs.MaxSnoozesLimit (0 is the default) is refused, typed.
 func TestSnoozeBadInputIsTyped(t *testing.T) {
 	t.Parallel()
 	ds := hostile.Durations()
@@ -119,11 +120,17 @@ func TestSnoozeBadInputIsTyped(t *testing.T) {
 				}
 				return nil
 			})
-			for _, n := range []int{-1, runs.MaxSnoozesLimit + 1} {
-				_, err := c.NewWorker(leasehold.WorkerConfig{Queues: map[string]int{"q": 1}, MaxSnoozes: n, ClockCheck: -1})
-				require.ErrorIs(t, err, leasehold.ErrInvalid, "MaxSnoozes %d", n)
-			}
 			out := map[string]string{}
+			for _, n := range append(hostile.Ints(), hostile.Int{Name: "max-snoozes", Value: runs.MaxSnoozesLimit},
+				hostile.Int{Name: "max-snoozes+1", Value: runs.MaxSnoozesLimit + 1}) {
+				_, err := c.NewWorker(leasehold.WorkerConfig{Queues: map[string]int{"q": 1}, MaxSnoozes: int(n.Value), ClockCheck: -1})
+				valid := n.Value >= 0 && n.Value <= runs.MaxSnoozesLimit // 0: the default
+				require.Equal(t, !valid, rootOutcome(err) == "ErrInvalid", "MaxSnoozes %s: %v", n.Name, err)
+				if valid {
+					require.NoError(t, err, n.Name)
+				}
+				out["WorkerConfig.MaxSnoozes/"+n.Name] = rootOutcome(err)
+			}
 			ids := map[string]int64{}
 			before := time.Now()
 			mu.Lock()
@@ -158,7 +165,7 @@ func TestSnoozeBadInputIsTyped(t *testing.T) {
 		})
 	}
 	require.Equal(t, outcomes[0], outcomes[1], "both stores answer alike")
-	t.Logf("snooze: %d hostile durations on each store, the outcomes agree", len(ds))
+	t.Logf("snooze: %d hostile durations and MaxSnoozes values on each store, the outcomes agree", len(outcomes[0]))
 }
 
 // signalHandler is a slog handler that signals each record whose message
