@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
@@ -27,7 +28,7 @@ func (p *RunEnqueueTxParams) Validate() error { _, err := p.normalized(); return
 // normalized returns a copy with each run's defaults filled and its payload
 // compact, as RunEnqueueParams does; the caller's slice is not changed.
 func (p *RunEnqueueTxParams) normalized() (*RunEnqueueTxParams, error) {
-	if p.Tx == nil {
+	if isNil(p.Tx) {
 		return nil, &journal.InputError{Field: "tx", Problem: "an enqueue in the caller's transaction needs that transaction"}
 	}
 	n, err := (&RunEnqueueParams{Runs: p.Runs}).normalized()
@@ -35,6 +36,20 @@ func (p *RunEnqueueTxParams) normalized() (*RunEnqueueTxParams, error) {
 		return nil, err
 	}
 	return &RunEnqueueTxParams{Tx: p.Tx, Runs: n.Runs}, nil
+}
+
+// isNil is true for nil and for a nil pointer in an interface (a
+// (*sql.Tx)(nil) passed as any), which a driver would otherwise call
+// through and panic on.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // WrongTx is a driver's refusal of a caller's transaction of another kind

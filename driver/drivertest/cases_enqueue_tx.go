@@ -1,8 +1,12 @@
 package drivertest
 
 import (
+	"database/sql"
+	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -78,6 +82,33 @@ var enqueueTxCases = []Case{
 			require.Equal(t, out[i].Run.ID, r.ID, "claimed in claim order")
 		}
 	}},
+	{"RunEnqueueTxLargeBatchKeepsInputOrder", func(t *testing.T, f Factory) {
+		// Long stretches without a key go in as chunks (SQLite: 100 a
+		// statement, prepared on the caller's transaction; Postgres:
+		// 1,000 an array insert), keyed runs one by one, all in input
+		// order, in the caller's one transaction.
+		e := newEnv(t, f)
+		batch := make([]runs.Enqueue, 2500)
+		for i := range batch {
+			batch[i] = runs.Enqueue{Queue: "q", Payload: fmt.Appendf(nil, `{"i":%d}`, i)}
+			if i%700 == 0 {
+				batch[i].UniqueKey = fmt.Sprintf("k%d", i)
+			}
+		}
+		tx := e.callerTx()
+		out := e.enqueueTx(tx, batch...)
+		require.NoError(t, tx.Commit(e.ctx))
+		for i, r := range out {
+			require.False(t, r.Existing, "run %d", i)
+			require.Equal(t, fmt.Sprintf(`{"i":%d}`, i), string(r.Run.Payload), "run %d", i)
+			require.Equal(t, batch[i].UniqueKey, r.Run.UniqueKey, "run %d", i)
+			if i > 0 {
+				require.Greater(t, r.Run.ID, out[i-1].Run.ID, "ids ascend in input order")
+			}
+		}
+		require.Equal(t, len(batch), e.count(`SELECT count(*) FROM runs`))
+		require.Equal(t, out[len(out)-1].Run, e.run(out[len(out)-1].Run.ID))
+	}},
 	{"RunEnqueueTxRollbackLeavesNoRun", func(t *testing.T, f Factory) {
 		e := newEnv(t, f)
 		e.ordersTable()
@@ -115,6 +146,9 @@ var enqueueTxCases = []Case{
 		one := []runs.Enqueue{{Queue: "q"}}
 		for name, p := range map[string]*driver.RunEnqueueTxParams{
 			"no transaction":           {Runs: one},
+			"a nil *sql.Tx":            {Tx: (*sql.Tx)(nil), Runs: one},
+			"a nil pgx.Tx":             {Tx: pgx.Tx(nil), Runs: one},
+			"a nil *pgxpool.Tx":        {Tx: (*pgxpool.Tx)(nil), Runs: one},
 			"not a transaction":        {Tx: "BEGIN", Runs: one},
 			"another store's kind":     {Tx: &struct{ Tx any }{}, Runs: one},
 			"empty batch, no tx":       {},
