@@ -19,7 +19,9 @@ import (
 // The batch is validated first, as Enqueue's, with Config.Queues: one bad
 // run refuses it all, typed (ErrInvalid, ErrUnknownQueue), with nothing
 // written in tx, which stays usable. A tx of the other store's kind, or one
-// that already ended, is refused with ErrInvalid. A unique key behaves as
+// that already ended, is refused with ErrInvalid. A failure of the store
+// itself (a lost connection, a statement timeout) may leave tx aborted, as
+// any failed statement does on Postgres: roll it back. A unique key behaves as
 // in Enqueue; on Postgres it stays locked until tx ends, so a concurrent
 // enqueue of the key waits for your commit (and then returns your run) or
 // your rollback (and then inserts its own).
