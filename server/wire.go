@@ -33,6 +33,8 @@ type runBody struct {
 	ExpiresAt   string          `json:"expires_at,omitempty"`
 	CreatedAt   string          `json:"created_at"`
 	FinishedAt  string          `json:"finished_at,omitempty"`
+	Snoozes     int             `json:"snoozes,omitempty"`      // leasehold.Snooze, never reset
+	ReclaimedAt string          `json:"reclaimed_at,omitempty"` // the last reclaim; a reclaim keeps scheduled_at
 }
 
 func stamp(t time.Time) string {
@@ -53,7 +55,7 @@ func runOf(r *driver.Run) runBody {
 	return runBody{ID: r.ID, Queue: r.Queue, Payload: raw(r.Payload), Priority: r.Priority, State: string(r.State),
 		Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, Fence: r.Fence, Owner: r.Owner, UniqueKey: r.UniqueKey,
 		Reason: r.Reason, Result: raw(r.Result), ScheduledAt: stamp(r.ScheduledAt), ExpiresAt: stamp(r.ExpiresAt),
-		CreatedAt: stamp(r.CreatedAt), FinishedAt: stamp(r.FinishedAt)}
+		CreatedAt: stamp(r.CreatedAt), FinishedAt: stamp(r.FinishedAt), Snoozes: r.Snoozes, ReclaimedAt: stamp(r.ReclaimedAt)}
 }
 
 // enqueueRequest is POST /v1/runs.
