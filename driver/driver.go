@@ -122,6 +122,17 @@ type WorldCreateParams struct {
 	World string
 	Home  string
 	Term  time.Duration
+	// Holder is granted the first epoch; empty: Home. A world homed on a
+	// pool (HomeStore) is created held by the replica that creates it.
+	Holder string
+}
+
+// FirstHolder is who a create grants epoch 1 to: Holder, else Home.
+func (p *WorldCreateParams) FirstHolder() string {
+	if p.Holder != "" {
+		return p.Holder
+	}
+	return p.Home
 }
 
 // Class implements lease.Classed.

@@ -166,7 +166,15 @@ func (p *JournalAppendParams) normalized() (valid *JournalAppendParams, idx []in
 // Validate checks the world, home and term of a new world (the rule of
 // journal.PlanCreate, which the driver applies again at the store's time).
 func (p *WorldCreateParams) Validate() error {
-	_, err := journal.PlanCreate(p.World, p.Home, p.Term, time.Time{})
+	if err := journal.ValidateID("home", p.Home); err != nil {
+		return err
+	}
+	if p.Holder != "" {
+		if err := journal.ValidateID("holder", p.Holder); err != nil {
+			return err
+		}
+	}
+	_, err := journal.PlanCreate(p.World, p.FirstHolder(), p.Term, time.Time{})
 	return err
 }
 

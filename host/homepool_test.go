@@ -195,3 +195,35 @@ func TestHostHomePoolNeedsAValidPool(t *testing.T) {
 	_, err := host.New(host.Config{Store: d, Node: "n", Program: programs.Bank{}, HomePool: "a b"})
 	require.ErrorIs(t, err, lease.ErrInvalid)
 }
+
+// TestHostCreateHomesAWorldOnItsPool: a pool replica's Create homes the new
+// world on the pool, held by the creator; when the creator dies holding
+// it, the sweep grants it to the other live replica, which serves it.
+func TestHostCreateHomesAWorldOnItsPool(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, d driver.Driver) {
+		ctx := context.Background()
+		hosts := map[string]*host.Host{
+			"home-1": newHost(t, d, "home-1", programs.Bank{}, pooled),
+			"home-2": newHost(t, d, "home-2", programs.Bank{}, pooled),
+		}
+		require.NoError(t, hosts["home-1"].Create(ctx, "made"))
+		w, err := d.WorldGet(ctx, &driver.WorldGetParams{World: "made"})
+		require.NoError(t, err)
+		require.Equal(t, "home", w.Home, "homed on the pool")
+		require.Equal(t, "home-1", w.Holder, "held by its creator")
+		_, err = hosts["home-1"].Submit(ctx, "made", deposit("a", 1))
+		require.NoError(t, err)
+		looked(t, 1, map[string]*host.Host{"home-2": hosts["home-2"]}) // the other replica's look, on a tick
+
+		sw := world.NewSweeper(d, clock.Real(), poolTiming, slog.New(slog.DiscardHandler))
+		require.NoError(t, sw.Start(ctx))
+		t.Cleanup(func() { require.NoError(t, sw.Stop(context.Background())) })
+		require.NoError(t, hosts["home-1"].Stop(ctx)) // dies holding the world
+		w = waitEpoch(t, d, "made", 2)
+		require.Equal(t, "home-2", w.Holder, "granted to the live replica, not to the pool's name")
+		_, err = hosts["home-2"].Submit(ctx, "made", deposit("a", 2))
+		require.NoError(t, err)
+		auditOK(t, journalOf(t, d, "made"))
+	})
+}

@@ -351,13 +351,19 @@ func (h *Host) Prepare(ctx context.Context, w string) error {
 	return s.m.catchUp(ctx, h.cfg.Store, h.clock.Now)
 }
 
-// Create creates a world whose home is this node and holds it: the first
-// grant is this generation's own, so it is adopted at once.
+// Create creates a world and holds it: the first grant is this
+// generation's own, so it is adopted at once. Its home is the host's home
+// pool (Config.HomePool) when it serves one — so the sweep grants a live
+// replica of the pool when this host dies — else this node.
 func (h *Host) Create(ctx context.Context, w string) error {
 	if _, err := h.slot(w); err != nil {
 		return err
 	}
-	head, err := h.cfg.Store.WorldCreate(ctx, &driver.WorldCreateParams{World: w, Home: h.cfg.Node, Term: h.cfg.Timing.Lease})
+	home := h.cfg.Node
+	if h.cfg.HomePool != "" {
+		home = h.cfg.HomePool
+	}
+	head, err := h.cfg.Store.WorldCreate(ctx, &driver.WorldCreateParams{World: w, Home: home, Holder: h.cfg.Node, Term: h.cfg.Timing.Lease})
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,24 @@ func worldEntries() []hostileEntry {
 				return sameString("world", got.World, v)
 			}}
 		}),
+		str("WorldCreate.holder", func(x *hx, v string) hostileCall {
+			return hostileCall{func() error {
+				return ignore(d(x).WorldCreate(x.ctx, &driver.WorldCreateParams{World: x.world(), Home: "pool", Holder: v, Term: term}))
+			}, func() error {
+				got, err := d(x).WorldGet(x.ctx, &driver.WorldGetParams{World: x.world()})
+				if err != nil {
+					return err
+				}
+				if err := sameString("home", got.Home, "pool"); err != nil {
+					return err
+				}
+				want := v
+				if v == "" {
+					want = "pool" // documented: none means Home
+				}
+				return sameString("holder", got.Holder, want)
+			}}
+		}),
 		str("WorldCreate.home", func(x *hx, v string) hostileCall {
 			return hostileCall{func() error {
 				return ignore(d(x).WorldCreate(x.ctx, &driver.WorldCreateParams{World: x.world(), Home: v, Term: term}))

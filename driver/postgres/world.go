@@ -96,7 +96,7 @@ func (d *store) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*
 	if err != nil {
 		return nil, fmt.Errorf("postgres: creating world %q: %w", p.World, err)
 	}
-	plan, err := journal.PlanCreate(p.World, p.Home, p.Term, now)
+	plan, err := journal.PlanCreate(p.World, p.FirstHolder(), p.Term, now)
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*dr
 
 // WorldCreate implements driver.Driver.
 func (d *store) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
-	plan, err := journal.PlanCreate(p.World, p.Home, p.Term, d.clock.Now())
+	plan, err := journal.PlanCreate(p.World, p.FirstHolder(), p.Term, d.clock.Now())
 	if err != nil {
 		return nil, err
 	}
