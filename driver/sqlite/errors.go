@@ -23,6 +23,15 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
+// isBusy reports SQLITE_BUSY (any extended code): the file is locked by
+// another connection in a way the busy handler does not wait out — a
+// connection closing the last handle checkpoints and removes the WAL under
+// an exclusive lock, and one opening then is answered BUSY at once.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
 // MissingSchema implements driver.SchemaErrors: "no such table" (or a
 // column a later migration adds) is a store nobody migrated, or migrated
 // by an older binary.

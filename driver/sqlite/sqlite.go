@@ -98,7 +98,7 @@ func open(ctx context.Context, cfg Config) (*store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	if err := w.PingContext(ctx); err != nil {
+	if err := pingWhileBusy(ctx, w, cfg.BusyTimeout); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
@@ -114,6 +114,27 @@ func open(ctx context.Context, cfg Config) (*store, error) {
 	r.SetMaxOpenConns(cfg.ReadConns)
 	r.SetMaxIdleConns(cfg.ReadConns)
 	return &store{w: w, r: r, clock: cfg.Clock, log: cfg.Logger}, nil
+}
+
+// pingWhileBusy opens the writer's connection, retrying an SQLITE_BUSY
+// that the busy handler does not cover (isBusy) for up to the busy
+// timeout: several processes opening and closing one file at once — the
+// CLI beside a running server, concurrent migrators — must wait, not fail.
+func pingWhileBusy(ctx context.Context, w *sql.DB, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		err := w.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
 }
 
 // Name implements driver.Driver.
