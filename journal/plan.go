@@ -89,7 +89,7 @@ func (b *builder) addSigned(kind Kind, holder string, epoch int64, key string, p
 	e := Entry{World: b.s.World, Position: b.s.Position + 1, Epoch: epoch, Kind: kind, Holder: holder,
 		Key: key, Payload: payload, StoreTime: b.now, PrevHash: b.s.LastHash, Signature: sig}
 	Seal(&e)
-	n, err := Fold(b.s, &e)
+	n, err := fold(b.s, &e, true)
 	if err != nil {
 		panic(fmt.Sprintf("journal planner built an entry its own fold refuses: %v", err))
 	}

@@ -23,6 +23,9 @@ type headQueries struct {
 	// appended finds the position a key was appended at in this world
 	// (the key rule of journal.PlanAppendKeyed).
 	appended journal.KeyLookup
+	// prefetch looks up keys in chunks (selectKeys) before the planner
+	// asks for them one by one: appended then answers from memory.
+	prefetch func(keys []string)
 }
 
 // change is the one path by which a world's journal and head change:
@@ -55,7 +58,11 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 		}
 		return err == nil
 	}
+	var known map[string]int64 // prefetched keys: position, or 0 when absent
 	appended := func(key string) (int64, bool) {
+		if pos, ok := known[key]; ok {
+			return pos, pos > 0
+		}
 		var pos int64
 		err := tx.StmtContext(ctx, st.selectKey).QueryRowContext(ctx, worldID, key).Scan(&pos)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -63,7 +70,39 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 		}
 		return pos, err == nil
 	}
-	p, err := plan(w, now, &headQueries{rejected: rejected, appended: appended})
+	prefetch := func(keys []string) {
+		known = make(map[string]int64, len(keys))
+		stmt := tx.StmtContext(ctx, st.selectKeys)
+		args := make([]any, 1+keyChunk)
+		args[0] = worldID
+		for len(keys) > 0 && qerr == nil {
+			n := min(len(keys), keyChunk)
+			for i := range keyChunk {
+				args[1+i] = keys[min(i, n-1)] // a short chunk repeats its last key
+			}
+			for _, k := range keys[:n] {
+				known[k] = 0
+			}
+			qerr = func() error {
+				rows, err := stmt.QueryContext(ctx, args...)
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					var k string
+					var pos int64
+					if err := rows.Scan(&k, &pos); err != nil {
+						return err
+					}
+					known[k] = pos
+				}
+				return rows.Err()
+			}()
+			keys = keys[n:]
+		}
+	}
+	p, err := plan(w, now, &headQueries{rejected: rejected, appended: appended, prefetch: prefetch})
 	if qerr != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: reading rejections or keys: %w", op, worldID, qerr)
 	}
@@ -121,7 +160,7 @@ func writePlan(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) erro
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return errCondFailed
 	}
-	if err := insertEntries(ctx, tx.StmtContext(ctx, st.insertEntry), p.Entries); err != nil {
+	if err := insertEntries(ctx, tx, st, p.Entries); err != nil {
 		return err
 	}
 	for _, h := range p.Rejected {
@@ -132,21 +171,47 @@ func writePlan(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) erro
 	return nil
 }
 
-const insertEntrySQL = `INSERT INTO journal_entries
-	(world, position, epoch, kind, holder, key, payload, store_time, prev_hash, hash, signature)
+const (
+	insertEntryHead = `INSERT INTO journal_entries
+	(world, position, epoch, kind, holder, key, payload, store_time, prev_hash, hash, signature)`
+	insertEntrySQL = insertEntryHead + `
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
 
-// insertEntries inserts entries with stmt (insertEntrySQL bound to the
-// transaction).
-func insertEntries(ctx context.Context, stmt *sql.Stmt, entries []journal.Entry) error {
-	for i := range entries {
-		e := &entries[i]
-		if _, err := stmt.ExecContext(ctx, e.World, e.Position, e.Epoch, string(e.Kind), e.Holder, e.Key,
-			nonNil(e.Payload), e.StoreTime.UnixMicro(), nonNil(e.PrevHash), nonNil(e.Hash), nonNil(e.Signature)); err != nil {
-			if isUniqueViolation(err) {
-				return fmt.Errorf("entry %d exists: %w", e.Position, driver.ErrConflict)
+// insertEntries inserts entries in the transaction: entryChunk at a time
+// with the multi-row statement, the rest one by one.
+func insertEntries(ctx context.Context, tx *sql.Tx, st *stmts, entries []journal.Entry) error {
+	var args []any
+	add := func(e *journal.Entry) {
+		args = append(args, e.World, e.Position, e.Epoch, string(e.Kind), e.Holder, e.Key,
+			nonNil(e.Payload), e.StoreTime.UnixMicro(), nonNil(e.PrevHash), nonNil(e.Hash), nonNil(e.Signature))
+	}
+	fail := func(from, to int64, err error) error {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("an entry of %d..%d exists: %w", from, to, driver.ErrConflict)
+		}
+		return fmt.Errorf("inserting entries %d..%d: %w", from, to, err)
+	}
+	if len(entries) >= entryChunk {
+		many := tx.StmtContext(ctx, st.insertEntries)
+		args = make([]any, 0, 11*entryChunk)
+		for len(entries) >= entryChunk {
+			args = args[:0]
+			for i := range entryChunk {
+				add(&entries[i])
 			}
-			return fmt.Errorf("inserting entry %d: %w", e.Position, err)
+			if _, err := many.ExecContext(ctx, args...); err != nil {
+				return fail(entries[0].Position, entries[entryChunk-1].Position, err)
+			}
+			entries = entries[entryChunk:]
+		}
+	}
+	one := tx.StmtContext(ctx, st.insertEntry)
+	for i := range entries {
+		args = args[:0]
+		add(&entries[i])
+		if _, err := one.ExecContext(ctx, args...); err != nil {
+			return fail(entries[i].Position, entries[i].Position, err)
 		}
 	}
 	return nil

@@ -17,6 +17,15 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 	var out []journal.AppendOutcome
 	_, err := d.change(ctx, p.World, "append", func(w *driver.World, now time.Time, q *headQueries) (journal.Plan, error) {
 		var plan journal.Plan
+		var keys []string
+		for i := range p.Requests {
+			if k := p.Requests[i].Key; k != "" {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) > 1 {
+			q.prefetch(keys)
+		}
 		plan, out = journal.PlanAppendKeyed(w.State, now, p.Requests, q.rejected, q.appended)
 		return plan, nil
 	})

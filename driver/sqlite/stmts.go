@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -12,6 +13,29 @@ import (
 // arguments otherwise, and parsing was about a third of an append's CPU.
 type stmts struct {
 	selectWorld, selectRejection, selectKey, condUpdate, insertEntry, insertRejection *sql.Stmt
+	// insertEntries inserts entryChunk entries in one statement, and
+	// selectKeys looks up keyChunk keys: a batch of appends costs a
+	// statement per chunk rather than one per entry.
+	insertEntries, selectKeys *sql.Stmt
+}
+
+// entryChunk and keyChunk size the multi-row statements (11 and 1
+// parameters a row; SQLite allows 32,766 in all).
+const (
+	entryChunk = 32
+	keyChunk   = 64
+)
+
+func multiRow(head, row string, n int) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+	}
+	return b.String()
 }
 
 type stmtCache struct {
@@ -39,6 +63,8 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 		{&s.condUpdate, condUpdate},
 		{&s.insertEntry, insertEntrySQL},
 		{&s.insertRejection, `INSERT OR IGNORE INTO journal_rejections (world, epoch, holder) VALUES (?, ?, ?)`},
+		{&s.insertEntries, multiRow(insertEntryHead+" VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", entryChunk)},
+		{&s.selectKeys, multiRow(`SELECT key, position FROM journal_entries WHERE world = ? AND key <> '' AND key IN (`, "?", keyChunk) + ")"},
 	} {
 		st, err := d.w.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -52,7 +78,7 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 }
 
 func (s *stmts) close() {
-	for _, st := range []*sql.Stmt{s.selectWorld, s.selectRejection, s.selectKey, s.condUpdate, s.insertEntry, s.insertRejection} {
+	for _, st := range []*sql.Stmt{s.selectWorld, s.selectRejection, s.selectKey, s.condUpdate, s.insertEntry, s.insertRejection, s.insertEntries, s.selectKeys} {
 		if st != nil {
 			st.Close()
 		}

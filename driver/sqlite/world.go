@@ -116,7 +116,7 @@ func (d *store) insertWorld(ctx context.Context, home string, defTerm time.Durat
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
 	}
-	if err := insertEntries(ctx, tx.StmtContext(ctx, st.insertEntry), entries); err != nil {
+	if err := insertEntries(ctx, tx, st, entries); err != nil {
 		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
 	}
 	for _, r := range rejections {
