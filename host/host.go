@@ -442,6 +442,7 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	if !adopted {
 		return nil, &NotHolderError{World: w, Holder: head.State.Holder, Epoch: head.State.Epoch}
 	}
+	from, replayAt := m.pos, h.clock.Now()
 	if err := m.catchUp(ctx, h.cfg.Store, h.clock.Now); err != nil {
 		return nil, err
 	}
@@ -449,6 +450,7 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	if err := holder.Renew(ctx); err != nil {
 		return nil, err
 	}
+	renewed := h.clock.Now()
 	if m.pos < holder.GrantedAt() { // the grant landed after the replay read the tail: read it too
 		if err := m.catchUp(ctx, h.cfg.Store, h.clock.Now); err != nil {
 			return nil, err
@@ -468,7 +470,8 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	h.acquired.Add(1)
 	h.life.Go("world "+w, func() { hw.loop(loopCtx) })
 	h.log.Info("world acquired", "world", w, "node", h.cfg.Node, "epoch", holder.Epoch(),
-		"granted_at", holder.GrantedAt(), "mirror_at", m.pos)
+		"granted_at", holder.GrantedAt(), "mirror_at", m.pos, "replayed", m.pos-from,
+		"replay", sent.Sub(replayAt), "renew", renewed.Sub(sent))
 	return hw, nil
 }
 

@@ -108,6 +108,10 @@ func (r *Router) Submit(ctx context.Context, w string, cmd Command) (Reply, erro
 	return Reply{}, fmt.Errorf("world %s: gave up after %d attempts: %w", w, maxRouteAttempts, last)
 }
 
+// handoffPrepares is how many times a planned handoff's receiver replays
+// before the handoff (Router.Handoff).
+const handoffPrepares = 3
+
 // Handoff hands w from one of the router's hosts to another: the receiver
 // looks at the world and warms its mirror first (Host.Prepare: its first
 // look must come before the handoff lands, see Host.Acquire), the sender
@@ -120,8 +124,14 @@ func (r *Router) Handoff(ctx context.Context, w, from, to string) error {
 	if hf == nil || ht == nil {
 		return fmt.Errorf("world %s: handoff %s → %s: both must be hosts of this router: %w", w, from, to, lease.ErrInvalid)
 	}
-	if err := ht.Prepare(ctx, w); err != nil {
-		return err
+	// The receiver replays while the sender keeps serving; each replay
+	// takes about as long as the entries it reads took to append, so the
+	// second and third are short, and the tail left for the acquire —
+	// replayed while commands wait — is a few milliseconds of turns.
+	for range handoffPrepares {
+		if err := ht.Prepare(ctx, w); err != nil {
+			return err
+		}
 	}
 	if err := hf.Handoff(ctx, w, to); err != nil {
 		return err

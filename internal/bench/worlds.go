@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,9 @@ type ack struct {
 // two hosts, "home" and "spill", in this process.
 func Worlds(ctx context.Context, d driver.Driver, cfg WorldsConfig) (WorldsResult, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("LEASEHOLD_BENCH_LOG") != "" {
+		quiet = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	mk := func(node string) (*host.Host, error) {
 		return host.New(host.Config{Store: d, Node: node, Program: programs.Bank{}, Logger: quiet, InboxLimit: 1 << 20})
 	}
