@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
@@ -234,11 +234,16 @@ func (hw *hosted) runEffects(ctx context.Context, decided []*decision) {
 	}
 	// Each call's deadline is inside the gate's window.
 	window := gateAt.Add(runway - t.Drain)
-	var wg sync.WaitGroup
+	// One goroutine per command, started and awaited through the runtime
+	// (the simulator runs this on its loop): a WaitGroup would block the
+	// thread outside the runtime's sight.
+	r := hw.h.cfg.Runtime
+	dones := make([]rt.Event, 0, len(with))
 	for _, d := range with {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		done := r.NewEvent()
+		dones = append(dones, done)
+		r.Go("effects "+hw.world, func() {
+			defer done.Fire()
 			for _, c := range calls {
 				if c.d != d {
 					continue
@@ -257,9 +262,13 @@ func (hw *hosted) runEffects(ctx context.Context, decided []*decision) {
 					d.outcomes[c.i].Result = compactOr(res)
 				}
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	for _, done := range dones {
+		// Not ctx: the calls are bounded by their own deadlines, and their
+		// outcomes must be in before the turn is journaled.
+		r.Wait(context.Background(), done, -1)
+	}
 }
 
 // compactOr returns b compacted, or nil when b is empty or not JSON.
