@@ -121,8 +121,10 @@ func (h *Host) firstLook(head *driver.World) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if err := s.mu.lock(context.Background(), h.cfg.Runtime); err != nil {
+		return false, err
+	}
+	defer s.mu.unlock()
 	if h.hasLooked(head.World) { // looked at (Prepare, Acquire, Create) while this call waited
 		return false, nil
 	}

@@ -238,9 +238,48 @@ func (h *Host) Stats() Stats {
 // epochs it gave away — must span the generation, or the ABA rules of
 // world.Holder would be void) and its mirror, kept warm for a handback.
 type slot struct {
-	mu     sync.Mutex // one Prepare / Acquire / Create of the world at a time
+	mu     slotLock // one Prepare / Acquire / Create of the world at a time
 	holder *world.Holder
 	m      *mirror
+}
+
+// slotLock is a mutex held across store calls (a look, a replay, the
+// synchronous renewal), so a caller that finds it taken waits through the
+// runtime — the simulator's loop must see every wait — and gives up when
+// its context ends.
+type slotLock struct {
+	mu   sync.Mutex // guards held and free; never held across a wait
+	held bool
+	free rt.Event // fired when the holder unlocks; nil while nobody waits
+}
+
+func (l *slotLock) lock(ctx context.Context, r rt.Runtime) error {
+	for {
+		l.mu.Lock()
+		if !l.held {
+			l.held = true
+			l.mu.Unlock()
+			return nil
+		}
+		if l.free == nil {
+			l.free = r.NewEvent()
+		}
+		free := l.free
+		l.mu.Unlock()
+		if r.Wait(ctx, free, -1) == rt.Done {
+			return ctx.Err()
+		}
+	}
+}
+
+func (l *slotLock) unlock() {
+	l.mu.Lock()
+	free := l.free
+	l.held, l.free = false, nil
+	l.mu.Unlock()
+	if free != nil {
+		free.Fire()
+	}
 }
 
 var _ startstop.Service = (*Host)(nil)
@@ -336,8 +375,10 @@ func (h *Host) Prepare(ctx context.Context, w string) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if err := s.mu.lock(ctx, h.cfg.Runtime); err != nil {
+		return err
+	}
+	defer s.mu.unlock()
 	h.mu.Lock()
 	held := h.held[w] != nil
 	h.mu.Unlock()
@@ -422,8 +463,10 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if err := s.mu.lock(ctx, h.cfg.Runtime); err != nil {
+		return nil, err
+	}
+	defer s.mu.unlock()
 	h.mu.Lock()
 	hw, loopCtx := h.held[w], h.ctx
 	h.mu.Unlock()
