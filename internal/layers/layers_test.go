@@ -97,7 +97,7 @@ var rules = map[string]rule{
 
 	// tools and test infrastructure
 	"internal/sim": {layer: "tool", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "driver/sqlite",
-		"internal/bugs"}), outside: []string{"github.com/anishathalye/porcupine"}},
+		"internal/bugs", "host", "host/programs"}), outside: []string{"github.com/anishathalye/porcupine"}},
 	// drivertest → world is the one crossing left: its sweep case drives
 	// world.Sweeper; the thin-drivers change moves the sweep loop and drops it.
 	"driver/drivertest":   {layer: "conformance suite", inside: join(driverAPI, []string{"world", "internal/hostile"}), outside: []string{"github.com/stretchr/testify", "github.com/jackc/pgx/v5"}},

@@ -37,6 +37,12 @@ type Knobs struct {
 	Drift          float64       // each clock's rate error is within ±Drift
 	StoreStep      time.Duration // one forward step of the store clock (0: none)
 
+	// Host mode (host_mode.go): the processes run the shipped host.Host
+	// with the bank program instead of the bare world holder; Commands
+	// client commands in all, from Submitters threads per process.
+	Host                 bool
+	Commands, Submitters int
+
 	FaultPhase time.Duration // faults happen in [0, FaultPhase); then calm
 	CalmMax    time.Duration // how long the calm phase may take to finish every run
 }
@@ -115,7 +121,11 @@ func drawKnobs(r *rand.Rand) Knobs {
 
 func (k Knobs) String() string {
 	t := k.Timing
-	return fmt.Sprintf("mode %s, %d workers, %d runs x %d effects x %d events; lease %v renew %v drain %v stop %v skew %v poll %v; latency %v-%v, slow %.2f up to %v, err %.3f, loss %.3f, timeout %v; crash every %v, partition every %v up to %v, pause every %v up to %v (after a call %.3f), reclaim lag up to %v; drift %.1e, store step %v; faults for %v",
+	world := "world holders"
+	if k.Host {
+		world = fmt.Sprintf("hosts: %d commands, %d submitters each", k.Commands, k.Submitters)
+	}
+	return world + "; " + fmt.Sprintf("mode %s, %d workers, %d runs x %d effects x %d events; lease %v renew %v drain %v stop %v skew %v poll %v; latency %v-%v, slow %.2f up to %v, err %.3f, loss %.3f, timeout %v; crash every %v, partition every %v up to %v, pause every %v up to %v (after a call %.3f), reclaim lag up to %v; drift %.1e, store step %v; faults for %v",
 		k.Mode, k.Workers, k.Runs, k.Effects, k.Events, r(t.Lease), r(t.Renew), r(t.Drain), r(t.Stop), r(t.Skew), r(t.Poll),
 		k.LatencyMin, k.LatencyMax, k.SlowRate, r(k.SlowMax), k.ErrRate, k.LossRate, r(k.CallTimeout),
 		r(k.CrashEvery), r(k.PartitionEvery), r(k.PartitionMax), r(k.PauseEvery), r(k.PauseMax), k.PauseAfterCall, r(k.ReclaimLagMax), k.Drift, r(k.StoreStep), r(k.FaultPhase))

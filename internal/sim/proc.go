@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/runs"
@@ -23,10 +24,16 @@ type proc struct {
 	up    bool
 	owner string
 	clock *simClock
-	w     *scheduler.Worker // this generation's worker, the shipped one
-	k     *keeper.Keeper    // its keeper
-	ctx   context.Context
-	stop  context.CancelFunc
+	rt    *simRT     // this generation's runtime
+	host  *host.Host // this generation's host (host mode), once started
+	// outbox holds the commands the process's clients are to retry (host
+	// mode): a client's durable outbox, it outlives the generation.
+	outbox   []*simCmd
+	inflight []*simCmd         // commands this generation's submitters are sending
+	w        *scheduler.Worker // this generation's worker, the shipped one
+	k        *keeper.Keeper    // its keeper
+	ctx      context.Context
+	stop     context.CancelFunc
 
 	threads     []*thread
 	held        map[int64]bool // runs this generation claimed and has not yet finished (runStore)
@@ -91,6 +98,7 @@ func (p *proc) start() {
 	p.lastFault = s.loop.now
 	p.ctx, p.stop = context.WithCancel(context.Background())
 	r := &simRT{l: s.loop, p: p, gen: p.gen}
+	p.rt, p.host = r, nil
 	log := slog.New(slog.DiscardHandler)
 	store := &runStore{p: p}
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Clock: p.clock, Runtime: r, Logger: log})
@@ -110,6 +118,10 @@ func (p *proc) start() {
 	if err := w.Start(p.ctx); err != nil {
 		panic(err)
 	}
+	if s.knobs.Host {
+		s.loop.spawn(p, p.owner+" host", p.hostMain)
+		return
+	}
 	s.loop.spawn(p, p.owner+" world", p.worldLoop)
 }
 
@@ -121,6 +133,13 @@ func (p *proc) crash() {
 	p.s.oracle.crashed(p)
 	p.up = false
 	p.stop()
+	for _, c := range p.inflight { // the client's outbox keeps what it had not been answered
+		if !c.acked {
+			c.hint = -1
+			p.outbox = append(p.outbox, c)
+		}
+	}
+	p.inflight = nil
 	for _, t := range p.threads {
 		if !t.done && t.parked {
 			seq := t.waitSeq

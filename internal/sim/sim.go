@@ -46,8 +46,12 @@ type Result struct {
 	LateRenewals int
 	// Worlds: acknowledged appends, expiry sweeps, journal length.
 	Appends, Sweeps, JournalEntries int
-	MaxStrand                       time.Duration
-	History                         string
+	// Host mode: commands acknowledged (and acknowledged ones sent again),
+	// handoffs the store applied, payouts the witness saw (and refused).
+	Host                                                bool
+	Commands, Resent, Handoffs, Payouts, PayoutsRefused int
+	MaxStrand                                           time.Duration
+	History                                             string
 }
 
 // OK reports whether no invariant was broken.
@@ -68,6 +72,7 @@ type Sim struct {
 	fetchEvery   time.Duration
 	healthyRTT   time.Duration
 	faultsEnd    time.Duration
+	hs           *hostState
 	crashes      int
 	partitions   int
 	pauses       int
@@ -104,12 +109,16 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		l.trace = newRing(200000)
 	}
 	k := drawKnobs(l.rng)
+	if seed%hostShare == 0 {
+		k.Host, k.Commands, k.Submitters = true, 8+l.rng.IntN(25), 1+l.rng.IntN(2)
+	}
 	if opts.Knobs != nil {
 		opts.Knobs(&k)
 	}
 	s := &Sim{seed: seed, loop: l, knobs: k, history: &history{l: l, model: runModel}, worldHistory: &history{l: l, model: worldModel},
 		witness:    &witness{highest: map[effectKey]int64{}, floor: map[effectKey]int64{}, calls: map[effectKey]int{}, last: map[effectKey]time.Duration{}},
 		fetchEvery: max(k.Timing.Poll/2, 50*time.Millisecond), faultsEnd: k.FaultPhase}
+	s.hs = &hostState{byKey: map[string]*simCmd{}, payouts: map[string]*payoutRec{}}
 	s.oracle = &oracle{s: s, uncertain: map[effectKey]time.Duration{}, dead: map[string]map[int64]time.Time{}}
 	// A round trip this slow or slower counts as a fault: upkeep may lag.
 	s.healthyRTT = max((k.Timing.Stop-k.Timing.Renew-k.Timing.Drain)/4, 2*k.LatencyMax)
@@ -167,7 +176,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		}
 	}
 	end := k.FaultPhase + k.CalmMax
-	l.runUntil(end, func() bool { return len(s.oracle.violations) > 0 || s.allFinal() })
+	l.runUntil(end, func() bool { return len(s.oracle.violations) > 0 || s.hostDone() && s.allFinal() })
 	if len(s.oracle.violations) == 0 {
 		s.oracle.final()
 		s.oracle.finalWorld()
@@ -196,7 +205,8 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	r := &Result{Seed: seed, Knobs: k, Violations: s.oracle.violations, Trace: l.trace.all(), Virtual: l.now, Steps: l.steps,
 		Invocations: s.oracle.invocations, RefusedByWitness: s.oracle.refusedByWitness, Uncertain: s.oracle.uncertainReports,
 		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Pauses: s.pauses, LateRenewals: s.oracle.lateRenewals,
-		Appends: len(s.oracle.ackedEntries), Sweeps: s.oracle.sweeps, JournalEntries: s.oracle.entries, Events: len(s.oracle.acked)}
+		Appends: len(s.oracle.ackedEntries), Sweeps: s.oracle.sweeps, JournalEntries: s.oracle.entries, Events: len(s.oracle.acked),
+		Host: k.Host, Commands: s.hs.acked, Resent: s.hs.resent, Handoffs: s.hs.handoffs, Payouts: s.hs.invoked, PayoutsRefused: s.hs.refused}
 	for _, d := range s.oracle.strands {
 		r.MaxStrand = max(r.MaxStrand, d)
 	}

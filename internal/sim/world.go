@@ -156,4 +156,7 @@ func (o *oracle) finalWorld() {
 		}
 	}
 	o.entries = len(entries)
+	if o.s.knobs.Host {
+		o.finalHost(entries)
+	}
 }
