@@ -12,6 +12,7 @@ import (
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/bugs"
 	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/internal/world"
@@ -486,15 +487,20 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 		return nil, &NotHolderError{World: w, Holder: head.State.Holder, Epoch: head.State.Epoch}
 	}
 	from, replayAt := m.pos, h.clock.Now()
-	if err := m.catchUp(ctx, h.cfg.Store, h.clock.Now); err != nil {
-		return nil, err
+	if !bugs.HostSkipsReplay { // planted (-tags simbugs): no replay before the first append
+		if err := m.catchUp(ctx, h.cfg.Store, h.clock.Now); err != nil {
+			return nil, err
+		}
+	}
+	if bugs.MirrorForgetsKeys { // planted (-tags simbugs): retries are decided again
+		m.keys, m.order = map[string]keyRecord{}, nil
 	}
 	sent := h.clock.Now()
 	if err := holder.Renew(ctx); err != nil {
 		return nil, err
 	}
 	renewed := h.clock.Now()
-	if m.pos < holder.GrantedAt() { // the grant landed after the replay read the tail: read it too
+	if m.pos < holder.GrantedAt() && !bugs.HostSkipsReplay { // the grant landed after the replay read the tail: read it too
 		if err := m.catchUp(ctx, h.cfg.Store, h.clock.Now); err != nil {
 			return nil, err
 		}

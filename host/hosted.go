@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leasehold/leasehold/internal/bugs"
 	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/journal"
@@ -275,6 +276,14 @@ func (hw *hosted) judgeBand(ctx context.Context, b *Band) bool {
 	return true
 }
 
+// seen is the position an append says the mirror has replayed through.
+func (hw *hosted) seen() int64 {
+	if bugs.HostSkipsReplay { // planted (-tags simbugs): claims the grant, replayed or not
+		return max(hw.m.pos, hw.holder.GrantedAt())
+	}
+	return hw.m.pos
+}
+
 func firstOutcomeErr(outs []journal.AppendOutcome) error {
 	if len(outs) > 0 {
 		return outs[0].Err
@@ -324,7 +333,7 @@ func (hw *hosted) selfStop(lag time.Duration) {
 func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 	if c.note != nil {
 		actx, cancel := hw.h.cfg.Runtime.WithTimeout(ctx, max(hw.holder.Runway(), hw.h.cfg.Timing.Drain))
-		outs, err := hw.holder.Append(actx, hw.m.pos, world.Entry{Kind: BandKind, Payload: c.note})
+		outs, err := hw.holder.Append(actx, hw.seen(), world.Entry{Kind: BandKind, Payload: c.note})
 		cancel()
 		if err == nil {
 			err = firstOutcomeErr(outs)
@@ -476,7 +485,7 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
 	// could not act on the answer, and a deadline lets the store roll an
 	// append that cannot commit in time back instead of leaving it unknown.
 	actx, cancel := hw.h.cfg.Runtime.WithTimeout(ctx, max(hw.holder.Runway(), hw.h.cfg.Timing.Drain))
-	outs, err := hw.holder.Append(actx, m.pos, entries...)
+	outs, err := hw.holder.Append(actx, hw.seen(), entries...)
 	cancel()
 	if err != nil {
 		m.dirty = true // the decided events are in the state, not (known to be) in the journal

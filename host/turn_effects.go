@@ -107,7 +107,7 @@ func (hw *hosted) settleUncertain(ctx context.Context, batch []*pending) []*pend
 func (hw *hosted) journalOwn(ctx context.Context, entries []world.Entry, owners []*pending) bool {
 	m := hw.m
 	actx, cancel := hw.h.cfg.Runtime.WithTimeout(ctx, max(hw.holder.Runway(), hw.h.cfg.Timing.Drain))
-	outs, err := hw.holder.Append(actx, m.pos, entries...)
+	outs, err := hw.holder.Append(actx, hw.seen(), entries...)
 	cancel()
 	if err == nil {
 		for _, o := range outs {

@@ -20,6 +20,13 @@ const (
 	// HolderRunwayFromAnswer: world.Holder counts a confirmed renewal's
 	// runway from the answer's arrival instead of the send.
 	HolderRunwayFromAnswer = false
+	// HostSkipsReplay: host.Host acquires a world without replaying the
+	// journal into its mirror, and appends claiming its grant as the
+	// position it has seen.
+	HostSkipsReplay = false
+	// MirrorForgetsKeys: host.Host's mirror forgets the command keys it
+	// replayed when it acquires a world, so a retry is decided again.
+	MirrorForgetsKeys = false
 )
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).

@@ -13,6 +13,9 @@ var (
 	RunwayFromAnswer  bool
 
 	HolderRunwayFromAnswer bool
+
+	HostSkipsReplay   bool
+	MirrorForgetsKeys bool
 )
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).
@@ -22,9 +25,10 @@ const Enabled = true
 // holder-runway-answer) and returns the function that turns it off.
 func Set(name string) (reset func(), err error) {
 	sw, ok := map[string]*bool{"complete-fence": &SkipCompleteFence, "gate": &SkipGate,
-		"revive": &DrainRevives, "runway-answer": &RunwayFromAnswer, "holder-runway-answer": &HolderRunwayFromAnswer}[name]
+		"revive": &DrainRevives, "runway-answer": &RunwayFromAnswer, "holder-runway-answer": &HolderRunwayFromAnswer,
+		"host-skips-replay": &HostSkipsReplay, "mirror-forgets-keys": &MirrorForgetsKeys}[name]
 	if !ok {
-		return nil, fmt.Errorf("bugs: unknown bug %q (complete-fence, gate, revive, runway-answer, holder-runway-answer)", name)
+		return nil, fmt.Errorf("bugs: unknown bug %q (complete-fence, gate, revive, runway-answer, holder-runway-answer, host-skips-replay, mirror-forgets-keys)", name)
 	}
 	*sw = true
 	return func() { *sw = false }, nil

@@ -77,7 +77,7 @@ var rules = map[string]rule{
 
 	// the world host: public because a user implements its Program and
 	// runs it in their own process; it links no concrete driver either
-	"host": {layer: "world host", inside: join(driverAPI, lifecycle, []string{"internal/world", "internal/httpapi"}),
+	"host": {layer: "world host", inside: join(driverAPI, lifecycle, []string{"internal/world", "internal/httpapi", "internal/bugs"}),
 		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	"host/programs": {layer: "world host", inside: join(foundation, []string{"host"})},
 

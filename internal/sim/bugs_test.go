@@ -28,6 +28,8 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 		{"drain revives an expired or lost lease", "revive", &bugs.DrainRevives},
 		{"runway from the answer, not the send", "runway-answer", &bugs.RunwayFromAnswer},
 		{"world holder: runway from the answer, not the send", "holder-runway-answer", &bugs.HolderRunwayFromAnswer},
+		{"host appends before its mirror replays through its grant", "host-skips-replay", &bugs.HostSkipsReplay},
+		{"host applies a command twice across a handoff (its mirror forgets keys at acquire)", "mirror-forgets-keys", &bugs.MirrorForgetsKeys},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			*c.set = true
@@ -49,14 +51,15 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 
 // TestOneSeedWithBug replays LEASEHOLD_SIM_SEED with the planted bug named
 // by LEASEHOLD_SIM_BUG (complete-fence, gate, revive, runway-answer,
-// holder-runway-answer).
+// holder-runway-answer, host-skips-replay, mirror-forgets-keys).
 func TestOneSeedWithBug(t *testing.T) {
 	seed, bug := os.Getenv("LEASEHOLD_SIM_SEED"), os.Getenv("LEASEHOLD_SIM_BUG")
 	if seed == "" || bug == "" {
 		t.Skip("set LEASEHOLD_SIM_SEED and LEASEHOLD_SIM_BUG")
 	}
 	sw := map[string]*bool{"complete-fence": &bugs.SkipCompleteFence, "gate": &bugs.SkipGate,
-		"revive": &bugs.DrainRevives, "runway-answer": &bugs.RunwayFromAnswer, "holder-runway-answer": &bugs.HolderRunwayFromAnswer}[bug]
+		"revive": &bugs.DrainRevives, "runway-answer": &bugs.RunwayFromAnswer, "holder-runway-answer": &bugs.HolderRunwayFromAnswer,
+		"host-skips-replay": &bugs.HostSkipsReplay, "mirror-forgets-keys": &bugs.MirrorForgetsKeys}[bug]
 	require.NotNil(t, sw, "unknown bug %q", bug)
 	*sw = true
 	defer func() { *sw = false }()
