@@ -79,6 +79,7 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintln(os.Stderr)
 
 	var sum sim.Result
+	hostSeeds := 0
 	var virt time.Duration
 	var first *sim.Result
 	for i, o := range results {
@@ -104,6 +105,15 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 		sum.Appends += r.Appends
 		sum.Sweeps += r.Sweeps
 		sum.JournalEntries += r.JournalEntries
+		if r.Host {
+			hostSeeds++
+			sum.Commands += r.Commands
+			sum.Resent += r.Resent
+			sum.Handoffs += r.Handoffs
+			sum.Payouts += r.Payouts
+			sum.PayoutsRefused += r.PayoutsRefused
+			sum.Reconciled += r.Reconciled
+		}
 		sum.MaxStrand = max(sum.MaxStrand, r.MaxStrand)
 		if *verbose {
 			fmt.Fprintf(out, "seed %d: %d completed, %d failed, %d invocations, %d uncertain, %d reclaims, %d crashes, %d partitions, %d pauses; %s\n",
@@ -121,6 +131,8 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 		sum.Crashes, sum.Partitions, sum.Pauses, sum.Reclaims, sum.MaxStrand.Round(time.Millisecond), sum.LateRenewals)
 	fmt.Fprintf(out, "worlds: %d appends acknowledged, %d journal entries, %d expiry sweeps; every journal audited\n",
 		sum.Appends, sum.JournalEntries, sum.Sweeps)
+	fmt.Fprintf(out, "hosts: %d seeds in host mode; %d commands acknowledged (%d acknowledged ones sent again), %d handoffs, %d payouts (%d refused by the witness, %d uncertain ones reconciled); every key, ledger and payout checked\n",
+		hostSeeds, sum.Commands, sum.Resent, sum.Handoffs, sum.Payouts, sum.PayoutsRefused, sum.Reconciled)
 	if *verbose && *seeds == 1 && first == nil && results[0].r != nil {
 		for _, l := range results[0].r.Trace {
 			fmt.Fprintln(out, "  "+l)

@@ -88,6 +88,7 @@ type hostState struct {
 	resent   int // acknowledged commands sent again and answered as duplicates
 	invoked  int // payout invocations the witness saw
 	refused  int // of them refused for a lower fence token
+	asked    int // uncertain payouts the hosts reconciled with the witness
 	handoffs int // handoffs the store applied
 }
 

@@ -42,6 +42,9 @@ func (e *payoutEffector) Invoke(ctx context.Context, c host.EffectCall) (json.Ra
 	if !s.oracle.payoutInvoked(p, c) {
 		return nil, errFenceToken
 	}
+	if s.faulty() && l.rng.IntN(5) == 0 {
+		p.pauseMidTurn(c.Command)
+	}
 	l.cur.sleep(time.Duration(l.rng.Int64N(int64(left/2) + 1)))
 	return json.RawMessage(`{"paid":true}`), nil
 }
@@ -53,6 +56,7 @@ func (e *payoutEffector) Reconcile(_ context.Context, c host.EffectCall) (bool, 
 	s := e.p.s
 	r := s.hs.payout(c.Command)
 	r.floor = max(r.floor, c.Epoch)
+	s.hs.asked++
 	s.loop.logf("%s reconciles payout of %s under epoch %d: happened %v", e.p.owner, c.Command, c.Epoch, r.accepted > 0)
 	if r.accepted > 0 {
 		return true, json.RawMessage(`{"paid":true}`), nil
@@ -169,4 +173,25 @@ func (o *oracle) finalHost(entries []journal.Entry) {
 			o.fail(InvCommands, "acknowledged command %s (at %d) is in the journal as turns at %v", c.key, c.ackPos, ps)
 		}
 	}
+}
+
+// pauseMidTurn is the mid-turn expiry of SPEC §4's walkthroughs, aimed:
+// the process stops just after its payout went out — the intent is
+// journaled, the turn is not — until its world lease has expired and the
+// sweep has had a poll to grant it home. The host must then find the
+// payout uncertain wherever the command is retried, and reconcile it
+// rather than pay again; the paused holder's turn append is fenced.
+func (p *proc) pauseMidTurn(cmd string) {
+	s, l := p.s, p.s.loop
+	tm := s.knobs.Timing
+	w, err := s.store.WorldGet(context.Background(), &driver.WorldGetParams{World: worldID})
+	if err != nil {
+		panic(err)
+	}
+	now := journal.StoreNow(w.State, s.storeClock.Now())
+	d := max(w.ExpiresAt.Sub(now), 0) + tm.Poll + time.Duration(l.rng.Int64N(int64(tm.Poll+tm.Skew)+1))
+	s.pauses++
+	l.logf("%s paused for %v mid-turn, just after paying out %s", p.owner, d.Round(time.Millisecond), cmd)
+	p.pausedUntil = max(p.pausedUntil, l.now+d)
+	p.lastFault = max(p.lastFault, p.pausedUntil)
 }

@@ -48,10 +48,12 @@ type Result struct {
 	Appends, Sweeps, JournalEntries int
 	// Host mode: commands acknowledged (and acknowledged ones sent again),
 	// handoffs the store applied, payouts the witness saw (and refused).
-	Host                                                bool
-	Commands, Resent, Handoffs, Payouts, PayoutsRefused int
-	MaxStrand                                           time.Duration
-	History                                             string
+	Host bool
+	// Reconciled counts the uncertain payouts (a holder lost the lease
+	// between the intent and the turn) the hosts settled with the witness.
+	Commands, Resent, Handoffs, Payouts, PayoutsRefused, Reconciled int
+	MaxStrand                                                       time.Duration
+	History                                                         string
 }
 
 // OK reports whether no invariant was broken.
@@ -206,7 +208,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		Invocations: s.oracle.invocations, RefusedByWitness: s.oracle.refusedByWitness, Uncertain: s.oracle.uncertainReports,
 		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Pauses: s.pauses, LateRenewals: s.oracle.lateRenewals,
 		Appends: len(s.oracle.ackedEntries), Sweeps: s.oracle.sweeps, JournalEntries: s.oracle.entries, Events: len(s.oracle.acked),
-		Host: k.Host, Commands: s.hs.acked, Resent: s.hs.resent, Handoffs: s.hs.handoffs, Payouts: s.hs.invoked, PayoutsRefused: s.hs.refused}
+		Host: k.Host, Commands: s.hs.acked, Resent: s.hs.resent, Handoffs: s.hs.handoffs, Payouts: s.hs.invoked, PayoutsRefused: s.hs.refused, Reconciled: s.hs.asked}
 	for _, d := range s.oracle.strands {
 		r.MaxStrand = max(r.MaxStrand, d)
 	}
