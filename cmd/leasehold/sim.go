@@ -113,6 +113,7 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 			sum.Payouts += r.Payouts
 			sum.PayoutsRefused += r.PayoutsRefused
 			sum.Reconciled += r.Reconciled
+			sum.Signed += r.Signed
 		}
 		sum.MaxStrand = max(sum.MaxStrand, r.MaxStrand)
 		if *verbose {
@@ -131,8 +132,8 @@ func runSim(ctx context.Context, args []string, out io.Writer) error {
 		sum.Crashes, sum.Partitions, sum.Pauses, sum.Reclaims, sum.MaxStrand.Round(time.Millisecond), sum.LateRenewals)
 	fmt.Fprintf(out, "worlds: %d appends acknowledged, %d journal entries, %d expiry sweeps; every journal audited\n",
 		sum.Appends, sum.JournalEntries, sum.Sweeps)
-	fmt.Fprintf(out, "hosts: %d seeds in host mode; %d commands acknowledged (%d acknowledged ones sent again), %d handoffs, %d payouts (%d refused by the witness, %d uncertain ones reconciled); every key, ledger and payout checked\n",
-		hostSeeds, sum.Commands, sum.Resent, sum.Handoffs, sum.Payouts, sum.PayoutsRefused, sum.Reconciled)
+	fmt.Fprintf(out, "hosts: %d seeds in host mode; %d commands acknowledged (%d acknowledged ones sent again), %d handoffs, %d payouts (%d refused by the witness, %d uncertain ones reconciled), %d signed journal entries; every key, ledger and payout checked\n",
+		hostSeeds, sum.Commands, sum.Resent, sum.Handoffs, sum.Payouts, sum.PayoutsRefused, sum.Reconciled, sum.Signed)
 	if *verbose && *seeds == 1 && first == nil && results[0].r != nil {
 		for _, l := range results[0].r.Trace {
 			fmt.Fprintln(out, "  "+l)

@@ -89,6 +89,7 @@ type hostState struct {
 	invoked  int // payout invocations the witness saw
 	refused  int // of them refused for a lower fence token
 	asked    int // uncertain payouts the hosts reconciled with the witness
+	signed   int // journal entries that carry a holder's signature (the audit verified them)
 	handoffs int // handoffs the store applied
 }
 

@@ -123,6 +123,9 @@ func (o *oracle) finalHost(entries []journal.Entry) {
 	var want int64
 	for i := range entries {
 		e := &entries[i]
+		if len(e.Signature) > 0 {
+			s.hs.signed++
+		}
 		if e.Kind != host.TurnKind {
 			continue
 		}
