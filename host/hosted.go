@@ -253,7 +253,7 @@ func (hw *hosted) judgeBand(ctx context.Context, b *Band) bool {
 	w, to := hw.world, mv.To
 	hw.h.life.Go("band move "+w, func() {
 		defer hw.moving.Store(false)
-		mctx, cancel := context.WithTimeout(context.Background(), hw.h.cfg.Timing.Lease)
+		mctx, cancel := hw.h.cfg.Runtime.WithTimeout(context.Background(), hw.h.cfg.Timing.Lease)
 		defer cancel()
 		err := b.Mover.PrepareOn(mctx, w, to)
 		if err == nil {
