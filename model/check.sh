@@ -34,6 +34,15 @@
 #   world-renew-revives  -DBUG_RENEW_REVIVES        expects W5
 #   world-no-key-dedup   -DBUG_NO_KEY_DEDUP         expects W6 (a command applied twice)
 #   world-append-before-replay -DBUG_APPEND_BEFORE_REPLAY expects W8
+#   world-effects        -DEFFECTS: K's effect E through the journal (W9, W10);
+#                        tighter bounds (MAXPOS 7, MAXREV 0): exhaustive, 0 errors
+#   world-effects-cover  as cover, for -DEFFECTS
+#   world-reinvoke-uncertain -DEFFECTS -DBUG_REINVOKE_UNCERTAIN expects W9
+#   world-effect-no-gate -DEFFECTS -DBUG_EFFECT_NO_GATE       expects W10
+#   world-keeper         -DKEEPER: drains that only confirm beside the renewals
+#                        (extensions): exhaustive, 0 errors
+#   world-keeper-cover   as cover, for -DKEEPER
+#   world-confirm-moves-runway -DKEEPER -DBUG_CONFIRM_MOVES_RUNWAY expects W4
 #   world-sim-readopt    -DSIM_READOPT: sim/world.go's adoption rule as written
 #                        (may re-adopt an epoch whose handoff is in flight)
 #                        expects W4 (a finding, see README.md)
@@ -78,6 +87,13 @@ variant_defs() {
 	world-sim-readopt) echo "-DSIM_READOPT" ;;
 	world-no-key-dedup) echo "-DBUG_NO_KEY_DEDUP" ;;
 	world-append-before-replay) echo "-DBUG_APPEND_BEFORE_REPLAY" ;;
+	world-effects) echo "-DEFFECTS" ;;
+	world-effects-cover) echo "-DEFFECTS -DCOVER" ;;
+	world-reinvoke-uncertain) echo "-DEFFECTS -DBUG_REINVOKE_UNCERTAIN" ;;
+	world-effect-no-gate) echo "-DEFFECTS -DBUG_EFFECT_NO_GATE" ;;
+	world-keeper) echo "-DKEEPER" ;;
+	world-keeper-cover) echo "-DKEEPER -DCOVER" ;;
+	world-confirm-moves-runway) echo "-DKEEPER -DBUG_CONFIRM_MOVES_RUNWAY" ;;
 	*) return 1 ;;
 	esac
 }
@@ -96,6 +112,9 @@ variant_expect() { # an extended regexp over the first VIOLATED_ name
 	world-sim-readopt) echo '^VIOLATED_W4_' ;;
 	world-no-key-dedup) echo '^VIOLATED_W6_' ;;
 	world-append-before-replay) echo '^VIOLATED_W8_' ;;
+	world-reinvoke-uncertain) echo '^VIOLATED_W9_' ;;
+	world-effect-no-gate) echo '^VIOLATED_W10_' ;;
+	world-confirm-moves-runway) echo '^VIOLATED_W4_' ;;
 	esac
 }
 variant_model() { # the model file of a variant
@@ -131,7 +150,7 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-model-$v.XXXXXX")
 	cp "$here/$mf" "$dir/$mf"
 	local is_bug=0 cflags="-DSAFETY" panflags="-m200000 -w$hash_w"
-	case "$v" in correct | cover | fenced-reconcile | world | world-cover) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
+	case "$v" in correct | cover | fenced-reconcile | world | world-cover | world-effects | world-effects-cover | world-keeper | world-keeper-cover) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
 
 	echo "=== $v: spin -a $(echo $defs) $mf && gcc -O2 $cflags -o pan pan.c && ./pan $panflags"
 	local start end
@@ -170,7 +189,7 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 			grep -E 'Search not completed|max search depth too small' "$dir/pan.out"
 			ok=1
 		fi
-		if [ $ok = 0 ] && { [ "$v" = cover ] || [ "$v" = world-cover ]; }; then
+		if [ $ok = 0 ] && case "$v" in cover | *-cover) true ;; *) false ;; esac; then
 			# every statement but the VIOLATED branches of CHECK (printf,
 			# assert) and the processes' unreachable ends must be reached
 			local unreached
@@ -223,12 +242,12 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 variants=("$@")
 [ ${#variants[@]} -eq 0 ] && variants=(correct)
 if [ "${variants[0]}" = all ]; then
-	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double world world-cover world-bugs)
+	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double world world-cover world-bugs world-effects world-effects-cover world-keeper world-keeper-cover)
 fi
 expanded=()
 for v in "${variants[@]}"; do
 	if [ "$v" = world-bugs ]; then
-		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay)
+		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay world-reinvoke-uncertain world-effect-no-gate world-confirm-moves-runway)
 	else
 		expanded+=("$v")
 	fi

@@ -5,6 +5,11 @@
  * rule, with two holders that crash (restarting under the SAME name: the ABA
  * case the epoch must stop) and pause. Checked exhaustively with spin by
  * model/check.sh (variants world, world-*); model/README.md explains it.
+ * Two compile-time extensions, each its own variant: -DEFFECTS (command K's
+ * side effect E through the journal as its ledger, host/effects.go: W9,
+ * W10; check.sh world-effects) and -DKEEPER (the world keeper's drains that
+ * only confirm the lease beside those that extend it, host/keeper.go;
+ * check.sh world-keeper).
  *
  * ===========================================================================
  * BOUNDS
@@ -21,6 +26,18 @@
  *     positions).
  *   - Operator revokes (PlanRevoke): at most MAXREV (default 1); they are
  *     what makes a PlanGrant possible (a grant only while nobody holds).
+ *   - EFFECTS (world-effects) tightens them: MAXPOS 7, MAXREV 0 (no
+ *     operator revoke, hence no grant; see W10), and drops the plain turns
+ *     and the turns decided on a mirror behind its grant (W1–W8 are checked
+ *     with them in the plain variant): the only appends are K's effect's
+ *     intents and resolutions and K's turn, all decided on a mirror replayed
+ *     to the head. One effect E of one command K; attempts are bounded by
+ *     the positions. MAXPOS 7 holds grant, renewal, intent, handoff, the new
+ *     holder's renewal, a resolution and K's turn (or a second intent).
+ *     (MAXPOS 8: 64,989,328 states, 233 s, 10 GB — past the budget.)
+ *   - KEEPER (world-keeper) keeps the plain bounds; a confirmation consumes
+ *     no position and, writing nothing, is lost rather than orphaned when
+ *     its caller times out.
  *   - Timing in store-clock units: T_LEASE 5, S 1. Time is UNBOUNDED: the
  *     store keeps rem = expires_at − now (≥ 0) and the holders ages
  *     now − send (saturated at T_LEASE); every guard compares such a
@@ -86,6 +103,28 @@
  *       turns). The store checks the seen_position the holder sends; the
  *       ghost rmok records whether the mirror the turn was decided on had
  *       actually been replayed through the grant.
+ *   W9  (EFFECTS) K's side effect E is invoked at most once — the witness,
+ *       a ghost counter outside the ledger (the downstream system), counts
+ *       E's invocations: ≤ 1 across handoffs, crashes, orphaned requests and
+ *       expiry. A holder decides K on a replayed mirror after the runway
+ *       check (the gate): no intent (or the last attempt resolved "did not
+ *       happen") → it appends a new attempt's intent (fenced like any
+ *       append; the store's key rule dedups the intent key), on the intent's
+ *       OK answer may invoke E, then sends K's turn (the commit); a pending
+ *       intent (no turn, no resolution: uncertain) → it never invokes on its
+ *       own: it reconciles (reads the witness) and journals the answer
+ *       (host.effect_resolved), then decides again; resolved "happened" → K's
+ *       turn without invoking.
+ *   W10 (EFFECTS) E is invoked only while its invoker holds the lease live
+ *       on the store: epoch, holder, rem > 0 at the invocation step. The
+ *       invocation is allowed only while the holder's runway is positive
+ *       (the call's context deadline: age < T_LEASE, the most generous
+ *       reading). With an operator revoke (MAXREV 1) W10 would need the
+ *       same exemption as W4, and W9 the downstream's fence (the epoch
+ *       token): see model/README.md.
+ *   W4 under KEEPER: a drain that only confirms (epoch, holder, not expired;
+ *       writes nothing) does not move the runway's origin: only a confirmed
+ *       extension's (renewal's) send does.
  *
  *   Planted bugs — each must give a counterexample (check.sh world-bugs):
  *   BUG_WORLD_NO_EPOCH_CHECK  the append rule without epoch = current
@@ -96,9 +135,24 @@
  *                             retried command applied twice)
  *   BUG_APPEND_BEFORE_REPLAY  the host sends seen = its grant without having
  *                             replayed through it
+ *   BUG_REINVOKE_UNCERTAIN    (EFFECTS) the host ignores a pending intent and
+ *                             invokes again (a new attempt) → W9
+ *   BUG_EFFECT_NO_GATE        (EFFECTS) E invoked without the runway /
+ *                             deadline check → W10
+ *   BUG_CONFIRM_MOVES_RUNWAY  (KEEPER) a confirmation's send is taken as the
+ *                             runway's origin → W4
  */
 
 /* ---------------------------------------------------------------- bounds */
+#ifdef EFFECTS
+/* the effects variant's tighter bounds (see BOUNDS above) */
+#ifndef MAXPOS
+#define MAXPOS 7
+#endif
+#ifndef MAXREV
+#define MAXREV 0
+#endif
+#endif
 #ifndef MAXPOS
 #define MAXPOS 5
 #endif
@@ -126,6 +180,21 @@
 #define R_APPEND  2
 #define R_HANDOFF 3
 #define R_GRANT   4
+#define R_CONFIRM 5     /* KEEPER: a drain that only confirms (a read) */
+
+/* what an append carries (rkey): a plain turn, command K's turn, and
+ * (EFFECTS) K's effect's intent and resolution entries, each keyed */
+#define KEY_NONE   0
+#define KEY_K      1    /* K's turn: the command key; under EFFECTS, E's commit */
+#define KEY_INTENT 2    /* host.effect, key fx:<id>:<attempt ra> */
+#define KEY_RES    3    /* host.effect_resolved, key fr:<id>:<attempt ra>, happened rh */
+
+/* EFFECTS: a holder's progress through command K's effect E (hfx) */
+#define FX_NONE   0     /* not working on K's effect */
+#define FX_INTENT 1     /* the intent is sent, its answer awaited */
+#define FX_READY  2     /* the intent was answered OK: may invoke E */
+#define FX_DONE   3     /* E invoked (or its call failed): K's turn comes next */
+#define FX_RES    4     /* a resolution is sent, its answer awaited */
 
 /* request states */
 #define Q_FREE 0
@@ -149,6 +218,13 @@ byte rev_e;                /* W4: the epoch an operator revoked, 0 = none */
 byte nrev;                 /* operator revokes so far */
 bool wdead;                /* W5: the current epoch's lease has been seen expired */
 byte kpos;                 /* W6: the position of command K's entry, 0 = not journaled */
+#ifdef EFFECTS
+/* The journal's effect entries for K's effect E (what a replayed mirror
+ * folds: host/effects.go fxState), and the witness outside the ledger. */
+byte fxa;                  /* intents journaled (the last attempt's number), 0 = none */
+byte fxres;                /* the last attempt's resolution: 0 none (pending if fxa > 0), 1 happened, 2 not */
+byte wit;                  /* W9 ghost: the downstream's count of E's invocations */
+#endif
 
 /* The holders: one generation's memory each (lost at a crash). */
 byte inc[NH];       /* crashes so far */
@@ -159,6 +235,9 @@ bool hren[NH];      /* a synchronous renewal was confirmed since adoption */
 byte age[NH];       /* now − send of the last confirmed expiry-setting write */
 byte hoff[NH];      /* the last epoch this generation handed off (never re-adopted) */
 bool prep[NH];      /* an append passed its runway check, not yet sent (a pause may sit here) */
+#ifdef EFFECTS
+byte hfx[NH];       /* FX_*: this generation's progress through K's effect */
+#endif
 
 /* Requests: slot 2i is holder i's outstanding call, slot 2i+1 an orphan of
  * holder i (timed out, or its sender crashed) that may still land. */
@@ -167,7 +246,11 @@ byte re[2 * NH];    /* the epoch it names; for an accepted grant, the new epoch 
 byte rs[2 * NH];    /* seen_position (append); for an accepted grant, its position */
 byte rg[2 * NH];    /* ghost: the sending generation (appends only) */
 byte rst[2 * NH];   /* Q_* */
-bool rkey[2 * NH];  /* the append carries command K's key */
+byte rkey[2 * NH];  /* KEY_*: the append's keyed entry, if any */
+#ifdef EFFECTS
+byte ra[2 * NH];    /* the attempt an intent or resolution names */
+bool rh[2 * NH];    /* a resolution's answer: E happened */
+#endif
 bool rmok[2 * NH];  /* ghost (W8): the turn was decided on a mirror replayed through its epoch's grant */
 byte sage[NH];      /* now − send of holder i's outstanding call */
 
@@ -220,6 +303,11 @@ end:
 		if :: hren[1] && age[1] < AGEMAX -> age[1]++ :: else -> skip fi;
 		if :: rk[0] == R_RENEW && sage[0] < AGEMAX -> sage[0]++ :: else -> skip fi;
 		if :: rk[2] == R_RENEW && sage[1] < AGEMAX -> sage[1]++ :: else -> skip fi;
+#ifdef BUG_CONFIRM_MOVES_RUNWAY
+		/* only the bug reads a confirmation's send time */
+		if :: rk[0] == R_CONFIRM && sage[0] < AGEMAX -> sage[0]++ :: else -> skip fi;
+		if :: rk[2] == R_CONFIRM && sage[1] < AGEMAX -> sage[1]++ :: else -> skip fi;
+#endif
 		printf("  clock +1: lease rem %d; H0 age %d; H1 age %d\n", w_rem, age[0], age[1]);
 		inv()
 	}
@@ -249,6 +337,7 @@ end:
 /* ------------------------------------- an operator: journal.PlanRevoke */
 /* lease.revoked{e, reason}: WHERE position, epoch, holder = $h (no expiry
  * term). It ends the epoch: nobody holds until a grant. Bounded (MAXREV). */
+#if MAXREV > 0   /* no revoke: no grant either (nobody holds only after a revoke) */
 active proctype Operator() {
 end:
 	do
@@ -260,16 +349,36 @@ end:
 	}
 	od
 }
+#endif
 
 /* ------------------------------------------------- the store applies a request */
+#ifdef EFFECTS
+#define CLEAR_FX(k) ra[k] = 0; rh[k] = 0
+#define COPY_FX(a, b) ra[a] = ra[b]; rh[a] = rh[b]
+#else
+#define CLEAR_FX(k) skip
+#define COPY_FX(a, b) skip
+#endif
+
 inline clear_slot(k) {
-	rk[k] = R_NONE; re[k] = 0; rs[k] = 0; rg[k] = 0; rst[k] = Q_FREE; rkey[k] = 0; rmok[k] = 0
+	rk[k] = R_NONE; re[k] = 0; rs[k] = 0; rg[k] = 0; rst[k] = Q_FREE; rkey[k] = 0; rmok[k] = 0;
+	CLEAR_FX(k)
 }
 
 #ifdef BUG_NO_KEY_DEDUP
-#define DEDUP(k) false
+#define KDUP(k) false
 #else
-#define DEDUP(k) (rkey[k] && kpos != 0)
+#define KDUP(k) (rkey[k] == KEY_K && kpos != 0)
+#endif
+#ifdef EFFECTS
+/* the key rule for E's entries: intent keys are journaled in attempt
+ * order, so attempt a's intent is held iff a <= fxa; attempt a's
+ * resolution iff a later attempt exists or the last one is resolved */
+#define DEDUP(k) (KDUP(k) || \
+	rkey[k] == KEY_INTENT && ra[k] <= fxa || \
+	rkey[k] == KEY_RES && (ra[k] < fxa || fxres != 0))
+#else
+#define DEDUP(k) KDUP(k)
 #endif
 
 /* Net(k): slot k's request lands at the store, at any time after its send,
@@ -296,6 +405,16 @@ end:
 				w_pos++; w_rem = T_LEASE; res = Q_OK
 			:: else -> skip
 			fi
+#ifdef KEEPER
+		:: rk[k] == R_CONFIRM ->
+			/* KEEPER: a drain that only confirms: driver WorldRenewMany with
+			 * Extend false → journal.CheckRenew: epoch current, held by the
+			 * sender, not expired on the store's clock; writes nothing */
+			if
+			:: re[k] == w_epoch && w_holder == NAME(me) && w_rem > 0 -> res = Q_OK
+			:: else -> skip
+			fi
+#endif
 		:: rk[k] == R_APPEND ->
 			/* journal.PlanAppendKeyed (journal/plan.go): the key rule first —
 			 * a key the world's journal holds already is answered with its
@@ -307,7 +426,7 @@ end:
 			 * leasehold_journal_append (0002_append_function.sql) */
 			if
 			:: DEDUP(k) ->
-				printf("store: H%d's append carries K, journaled at %d already: answered with that position, nothing written\n", me, kpos);
+				printf("store: H%d's append carries key kind %d (K at %d), journaled already: answered with its position, nothing written\n", me, rkey[k], kpos);
 				res = Q_OK
 #ifdef BUG_WORLD_NO_EPOCH_CHECK
 			:: !DEDUP(k) && w_holder != NOBODY && w_holder == NAME(me) && w_rem > 0 && rs[k] >= w_gpos && w_pos + 1 <= MAXPOS ->
@@ -315,17 +434,30 @@ end:
 			:: !DEDUP(k) && re[k] == w_epoch && w_holder != NOBODY && w_holder == NAME(me) && w_rem > 0 && rs[k] >= w_gpos && w_pos + 1 <= MAXPOS ->
 #endif
 				w_pos++;
-				CHECK(VIOLATED_W6_command_applied_once, !rkey[k] || kpos == 0);
+				CHECK(VIOLATED_W6_command_applied_once, rkey[k] != KEY_K || kpos == 0);
 				CHECK(VIOLATED_W8_decided_on_a_mirror_through_its_grant, rmok[k]);
-				if :: rkey[k] -> kpos = w_pos :: else -> skip fi;
+				if :: rkey[k] == KEY_K -> kpos = w_pos :: else -> skip fi;
+#ifdef EFFECTS
+				if
+				:: rkey[k] == KEY_INTENT ->
+					fxa = ra[k]; fxres = 0;
+					printf("store: E's intent, attempt %d, journaled at %d\n", fxa, w_pos)
+				:: rkey[k] == KEY_RES ->
+					fxres = (rh[k] -> 1 : 2);
+					printf("store: E's attempt %d resolved at %d: happened %d\n", fxa, w_pos, rh[k])
+				:: else -> skip
+				fi;
+#endif
 				CHECK(VIOLATED_W1_append_fenced_at_commit, re[k] == w_epoch && w_holder == NAME(me));
 				CHECK(VIOLATED_W2_append_after_its_grant, gat_of[re[k]] != 0 && w_pos > gat_of[re[k]] && rs[k] >= gat_of[re[k]]);
 				CHECK(VIOLATED_W3_one_holder_per_epoch, adopter[re[k]] == rg[k]);
 				printf("store: H%d's append (epoch %d, seen %d, generation %d) accepted at %d\n", me, re[k], rs[k], rg[k], w_pos);
 				res = Q_OK
+#ifndef EFFECTS   /* every effects-variant append is decided on a replayed mirror: never behind */
 			:: !DEDUP(k) && re[k] == w_epoch && w_holder == NAME(me) && w_rem > 0 && rs[k] < w_gpos ->
 				printf("store: H%d's append refused: seen %d is behind the grant at %d\n", me, rs[k], w_gpos);
 				res = Q_SEEN
+#endif
 			:: else -> skip
 			fi
 		:: rk[k] == R_HANDOFF ->
@@ -340,6 +472,7 @@ end:
 				res = Q_OK
 			:: else -> skip
 			fi
+#if MAXREV > 0
 		:: rk[k] == R_GRANT ->
 			/* journal.PlanGrant: epoch as named, nobody holds; condUpdate
 			 * WHERE position, epoch, holder = '' */
@@ -352,6 +485,7 @@ end:
 				res = Q_OK
 			:: else -> skip
 			fi
+#endif
 		fi;
 		printf("store: H%d's request kind %d (epoch %d) applied: %d (head: epoch %d holder %d rem %d pos %d)\n",
 			me, rk[k], re[k], res, w_epoch, w_holder, w_rem, w_pos);
@@ -377,8 +511,15 @@ inline send(i, kind, e, seen) {
 	sage[i] = 0
 }
 
+#ifdef EFFECTS
+#define DROP_FX(i) hfx[i] = FX_NONE
+#else
+#define DROP_FX(i) skip
+#endif
+
 inline drop(i) {
-	hep[i] = 0; hgat[i] = 0; hren[i] = 0; age[i] = 0; prep[i] = 0
+	hep[i] = 0; hgat[i] = 0; hren[i] = 0; age[i] = 0; prep[i] = 0;
+	DROP_FX(i)
 }
 
 /* the outstanding call leaves the caller (timeout or crash): the request,
@@ -386,12 +527,20 @@ inline drop(i) {
  * is taken, it is lost); an answer in flight is discarded */
 inline orphan(i) {
 	if
-	:: rst[2 * i] == Q_INFL && rst[2 * i + 1] == Q_FREE ->
+	:: rst[2 * i] == Q_INFL && rst[2 * i + 1] == Q_FREE && rk[2 * i] != R_CONFIRM ->
+		/* (a confirmation writes nothing: landing late or never is the same) */
 		rk[2 * i + 1] = rk[2 * i]; re[2 * i + 1] = re[2 * i]; rs[2 * i + 1] = rs[2 * i];
 		rg[2 * i + 1] = rg[2 * i]; rst[2 * i + 1] = Q_INFL;
-		rkey[2 * i + 1] = rkey[2 * i]; rmok[2 * i + 1] = rmok[2 * i]
+		rkey[2 * i + 1] = rkey[2 * i]; rmok[2 * i + 1] = rmok[2 * i];
+		COPY_FX(2 * i + 1, 2 * i)
 	:: else -> skip
 	fi;
+#ifdef EFFECTS
+	/* an intent or a resolution whose answer never came: journalOwn fails,
+	 * K is answered (unknown outcome) and dropped from the turn; its client
+	 * may retry, and the request may still land */
+	if :: hfx[i] == FX_INTENT || hfx[i] == FX_RES -> hfx[i] = FX_NONE :: else -> skip fi;
+#endif
 	clear_slot(2 * i); sage[i] = 0
 }
 
@@ -427,6 +576,13 @@ inline send_append(i, key, replayed) {
 #define NOT_HANDED(i) (w_epoch > hoff[i])
 #endif
 
+#ifdef EFFECTS
+/* the only appends are K's effect's entries and its turn */
+#define FX_APPENDS(i) (hfx[i] == FX_DONE || hfx[i] == FX_NONE && kpos == 0)
+#else
+#define FX_APPENDS(i) true
+#endif
+
 proctype Holder(byte i) {
 end:
 	do
@@ -459,12 +615,14 @@ end:
 		adopt(i, w_epoch, w_gpos);
 		inv()
 	}
+#if MAXREV > 0
 	:: STEP {
 		/* journal.PlanGrant, asked while nobody holds, naming the epoch read */
 		hep[i] == 0 && rst[2 * i] == Q_FREE && w_holder == NOBODY ->
 		send(i, R_GRANT, w_epoch, 0);
 		printf("H%d asks for a grant (epoch %d current)\n", i, w_epoch)
 	}
+#endif
 
 	/* ------------------------------------------ renew: journal.PlanRenew */
 	:: STEP {
@@ -474,10 +632,20 @@ end:
 		printf("H%d renews epoch %d (runway counts from this send)\n", i, hep[i])
 	}
 
+#ifdef KEEPER
+	/* ------------------------- the world keeper: host/keeper.go drain */
+	:: STEP {
+		/* a drain that only confirms (Extend false): a read, no position */
+		hep[i] != 0 && rst[2 * i] == Q_FREE && !prep[i] ->
+		send(i, R_CONFIRM, hep[i], 0);
+		printf("H%d's keeper confirms epoch %d\n", i, hep[i])
+	}
+#endif
+
 	/* --------------------------------------- append: world/appender.go */
 	:: STEP {
 		/* lease.Runway(sent, now, tm) > 0 under the most generous reading */
-		hep[i] != 0 && hren[i] && age[i] < T_LEASE && !prep[i] && rst[2 * i] == Q_FREE ->
+		hep[i] != 0 && hren[i] && age[i] < T_LEASE && !prep[i] && rst[2 * i] == Q_FREE && FX_APPENDS(i) ->
 		prep[i] = 1;
 		printf("H%d: runway check passes (age %d): appends next\n", i, age[i])
 	}
@@ -488,18 +656,83 @@ end:
 	 * seen_position is what it replayed (hosted.go turn → world.Holder
 	 * Append(m.pos)). The turn is a plain one or command K's (submitted, or
 	 * retried, to this holder by K's client, any number of times). */
+#ifndef EFFECTS
 	:: STEP {
-		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, 0, 1);
+		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, KEY_NONE, 1);
 		printf("H%d sends a turn under epoch %d (granted at %d), decided on its mirror replayed to the head: seen %d\n", i, hep[i], hgat[i], rs[2 * i])
 	}
 	:: STEP {
-		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, 0, 0);
+		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, KEY_NONE, 0);
 		printf("H%d sends a turn under epoch %d (granted at %d), decided on its mirror NOT yet replayed through that grant: seen %d\n", i, hep[i], hgat[i], rs[2 * i])
 	}
 	:: STEP {
-		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, 1, 1);
+		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, KEY_K, 1);
 		printf("H%d sends command K's turn under epoch %d (granted at %d), decided on its mirror replayed to the head: seen %d\n", i, hep[i], hgat[i], rs[2 * i])
 	}
+#else
+	/* ------------------- K's effect E: host/turn_effects.go, effects.go */
+	/* K is decided on the holder's mirror replayed to the head (it folds E's
+	 * intents and resolutions: fxa, fxres; and K's turn: kpos), after the
+	 * runway check (prep: the gate). The decision, by what the mirror holds: */
+	:: STEP {
+		/* no intent, or the last attempt resolved "did not happen": a new
+		 * attempt — runEffects: the intent (key fx:<id>:<attempt>) */
+#ifdef BUG_REINVOKE_UNCERTAIN
+		/* the bug: a pending intent is ignored (settleUncertain skipped) */
+		prep[i] && hfx[i] == FX_NONE && kpos == 0 && fxres != 1 && rst[2 * i] == Q_FREE ->
+#else
+		prep[i] && hfx[i] == FX_NONE && kpos == 0 && (fxa == 0 || fxres == 2) && rst[2 * i] == Q_FREE ->
+#endif
+		send_append(i, KEY_INTENT, 1);
+		ra[2 * i] = fxa + 1; hfx[i] = FX_INTENT;
+		printf("H%d decides K: sends E's intent, attempt %d, under epoch %d (seen %d)\n", i, ra[2 * i], hep[i], rs[2 * i])
+	}
+	:: STEP {
+		/* the last intent is pending (no turn, no resolution): uncertain.
+		 * settleUncertain: Reconcile (reads the witness), journal the answer */
+		prep[i] && hfx[i] == FX_NONE && kpos == 0 && fxa != 0 && fxres == 0 && rst[2 * i] == Q_FREE ->
+		send_append(i, KEY_RES, 1);
+		ra[2 * i] = fxa; rh[2 * i] = (wit != 0); hfx[i] = FX_RES;
+		printf("H%d decides K: E's attempt %d is uncertain; reconciled (happened %d), sends the resolution under epoch %d\n", i, fxa, rh[2 * i], hep[i])
+	}
+	:: STEP {
+		/* resolved "happened": K's turn with the recorded outcome, no call */
+		prep[i] && hfx[i] == FX_NONE && kpos == 0 && fxres == 1 && rst[2 * i] == Q_FREE ->
+		send_append(i, KEY_K, 1);
+		printf("H%d decides K: E happened (resolved); sends K's turn under epoch %d without invoking\n", i, hep[i])
+	}
+	:: STEP {
+		/* Effector.Invoke: only while the call's deadline is ahead — the
+		 * runway from the last confirmed renewal, most generous reading */
+#ifdef BUG_EFFECT_NO_GATE
+		hfx[i] == FX_READY && hep[i] != 0 ->
+#else
+		hfx[i] == FX_READY && hep[i] != 0 && hren[i] && age[i] < T_LEASE ->
+#endif
+		CHECK(VIOLATED_W10_effect_only_under_a_live_lease, w_epoch == hep[i] && w_holder == NAME(i) && w_rem > 0);
+		CHECK(VIOLATED_W9_effect_invoked_at_most_once, wit == 0);
+		wit = 1; hfx[i] = FX_DONE;
+		printf("H%d invokes E under epoch %d (age %d; store: epoch %d holder %d rem %d)\n", i, hep[i], age[i], w_epoch, w_holder, w_rem);
+		inv()
+	}
+	:: STEP {
+		/* the call fails (its deadline passed, the effector erred): the
+		 * turn records the error */
+		hfx[i] == FX_READY -> hfx[i] = FX_DONE;
+		printf("H%d: E's call fails without effect\n", i)
+	}
+	:: STEP {
+		/* K was journaled meanwhile (by a later holder): its client is
+		 * answered from the mirror, nothing is sent */
+		prep[i] && hfx[i] == FX_NONE && kpos != 0 -> prep[i] = 0
+	}
+	:: STEP {
+		/* the commit: K's turn, recording E's outcome */
+		prep[i] && hfx[i] == FX_DONE && rst[2 * i] == Q_FREE ->
+		send_append(i, KEY_K, 1); hfx[i] = FX_NONE;
+		printf("H%d sends K's turn (E's commit) under epoch %d\n", i, hep[i])
+	}
+#endif
 
 	/* ------------------------------------- handoff: journal.PlanHandoff */
 	:: STEP {
@@ -523,14 +756,35 @@ end:
 			printf("H%d: renewal confirmed, runway age %d\n", i, age[i])
 		:: rk[2 * i] == R_RENEW && hep[i] == re[2 * i] && rst[2 * i] != Q_OK ->
 			drop(i); printf("H%d: renewal refused: drops its epoch\n", i)
-		:: rk[2 * i] == R_APPEND && rst[2 * i] == Q_OK && rkey[2 * i] ->
+		:: rk[2 * i] == R_APPEND && rst[2 * i] == Q_OK && rkey[2 * i] == KEY_K ->
 			/* K acknowledged to its client: it must be in the journal */
 			CHECK(VIOLATED_W7_acknowledged_command_journaled, kpos != 0 && kpos <= w_pos);
 			printf("H%d acknowledges K (journaled at %d)\n", i, kpos)
 		:: rk[2 * i] == R_APPEND && hep[i] == re[2 * i] && rst[2 * i] == Q_NO ->
 			drop(i); printf("H%d: append fenced: drops its epoch\n", i)
+#ifdef EFFECTS
+		:: rk[2 * i] == R_APPEND && rst[2 * i] == Q_OK && rkey[2 * i] == KEY_INTENT && hfx[i] == FX_INTENT ->
+			hfx[i] = FX_READY;
+			printf("H%d: E's intent (attempt %d) answered OK\n", i, ra[2 * i])
+		:: rk[2 * i] == R_APPEND && rst[2 * i] == Q_OK && rkey[2 * i] == KEY_RES && hfx[i] == FX_RES ->
+			hfx[i] = FX_NONE;
+			printf("H%d: E's resolution journaled: decides K again on its mirror\n", i)
+#endif
+#ifdef KEEPER
+		:: rk[2 * i] == R_CONFIRM && hep[i] == re[2 * i] && rst[2 * i] == Q_OK ->
+			/* applyDrains: confirmedAt (the self-stop's lag) moves; the
+			 * runway's origin (extendedAt) does not */
+#ifdef BUG_CONFIRM_MOVES_RUNWAY
+			if :: hren[i] && sage[i] < age[i] -> age[i] = sage[i] :: else -> skip fi;
+#endif
+			printf("H%d: lease confirmed (runway age %d)\n", i, age[i])
+		:: rk[2 * i] == R_CONFIRM && hep[i] == re[2 * i] && rst[2 * i] != Q_OK ->
+			drop(i); printf("H%d: confirmation refused: lets the world go\n", i)
+#endif
+#if MAXREV > 0
 		:: rk[2 * i] == R_GRANT && rst[2 * i] == Q_OK && hep[i] == 0 ->
 			adopt(i, re[2 * i], rs[2 * i])
+#endif
 		:: else -> skip
 		fi;
 		clear_slot(2 * i); sage[i] = 0;
