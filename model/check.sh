@@ -39,6 +39,9 @@
 #   world-effects-cover  as cover, for -DEFFECTS
 #   world-reinvoke-uncertain -DEFFECTS -DBUG_REINVOKE_UNCERTAIN expects W9
 #   world-effect-no-gate -DEFFECTS -DBUG_EFFECT_NO_GATE       expects W10
+#   world-effects-revoke -DEFFECTS -DMAXREV=1: effects with an operator revoke
+#                        expects W9 (a finding, see README.md: the key rule
+#                        answers a revoked holder's delayed intent OK)
 #   world-keeper         -DKEEPER: drains that only confirm beside the renewals
 #                        (extensions): exhaustive, 0 errors
 #   world-keeper-cover   as cover, for -DKEEPER
@@ -91,6 +94,7 @@ variant_defs() {
 	world-effects-cover) echo "-DEFFECTS -DCOVER" ;;
 	world-reinvoke-uncertain) echo "-DEFFECTS -DBUG_REINVOKE_UNCERTAIN" ;;
 	world-effect-no-gate) echo "-DEFFECTS -DBUG_EFFECT_NO_GATE" ;;
+	world-effects-revoke) echo "-DEFFECTS -DMAXREV=1" ;;
 	world-keeper) echo "-DKEEPER" ;;
 	world-keeper-cover) echo "-DKEEPER -DCOVER" ;;
 	world-confirm-moves-runway) echo "-DKEEPER -DBUG_CONFIRM_MOVES_RUNWAY" ;;
@@ -114,6 +118,7 @@ variant_expect() { # an extended regexp over the first VIOLATED_ name
 	world-append-before-replay) echo '^VIOLATED_W8_' ;;
 	world-reinvoke-uncertain) echo '^VIOLATED_W9_' ;;
 	world-effect-no-gate) echo '^VIOLATED_W10_' ;;
+	world-effects-revoke) echo '^VIOLATED_W9_' ;;
 	world-confirm-moves-runway) echo '^VIOLATED_W4_' ;;
 	esac
 }
@@ -247,7 +252,7 @@ fi
 expanded=()
 for v in "${variants[@]}"; do
 	if [ "$v" = world-bugs ]; then
-		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay world-reinvoke-uncertain world-effect-no-gate world-confirm-moves-runway)
+		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay world-reinvoke-uncertain world-effect-no-gate world-effects-revoke world-confirm-moves-runway)
 	else
 		expanded+=("$v")
 	fi

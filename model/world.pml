@@ -119,9 +119,12 @@
  *       on the store: epoch, holder, rem > 0 at the invocation step. The
  *       invocation is allowed only while the holder's runway is positive
  *       (the call's context deadline: age < T_LEASE, the most generous
- *       reading). With an operator revoke (MAXREV 1) W10 would need the
- *       same exemption as W4, and W9 the downstream's fence (the epoch
- *       token): see model/README.md.
+ *       reading) — unless an operator revoked the epoch (on purpose; as
+ *       W4). With an operator revoke (-DMAXREV=1, check.sh
+ *       world-effects-revoke) W9 does NOT hold: a finding, see
+ *       model/README.md (the key rule answers a revoked holder's delayed
+ *       intent OK, and it invokes; only the downstream's fence — the epoch
+ *       as token — stops it).
  *   W4 under KEEPER: a drain that only confirms (epoch, holder, not expired;
  *       writes nothing) does not move the runway's origin: only a confirmed
  *       extension's (renewal's) send does.
@@ -709,7 +712,7 @@ end:
 #else
 		hfx[i] == FX_READY && hep[i] != 0 && hren[i] && age[i] < T_LEASE ->
 #endif
-		CHECK(VIOLATED_W10_effect_only_under_a_live_lease, w_epoch == hep[i] && w_holder == NAME(i) && w_rem > 0);
+		CHECK(VIOLATED_W10_effect_only_under_a_live_lease, hep[i] == rev_e || w_epoch == hep[i] && w_holder == NAME(i) && w_rem > 0);
 		CHECK(VIOLATED_W9_effect_invoked_at_most_once, wit == 0);
 		wit = 1; hfx[i] = FX_DONE;
 		printf("H%d invokes E under epoch %d (age %d; store: epoch %d holder %d rem %d)\n", i, hep[i], age[i], w_epoch, w_holder, w_rem);
