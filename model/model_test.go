@@ -93,23 +93,27 @@ func TestModel(t *testing.T) {
 		}
 	})
 
-	// The world model (world.pml): the lease inside the journal.
-	t.Run("world", func(t *testing.T) {
-		t.Parallel()
-		out := runCheck(t, "world")
-		m := reErrors.FindStringSubmatch(out)
-		if m == nil || m[1] != "0" {
-			t.Fatalf("the correct world model must report 0 errors; got %v", m)
-		}
-		if !strings.Contains(out, "PASS: world: 0 errors, exhaustive") {
-			t.Fatal("output lacks the world model's PASS line")
-		}
-		for _, bad := range []string{"Search not completed", "max search depth too small", "VIOLATED_"} {
-			if strings.Contains(out, bad) {
-				t.Fatalf("output contains %q", bad)
+	// The world model (world.pml): the lease inside the journal; its
+	// effects variant (-DEFFECTS: W9, W10) and its keeper variant
+	// (-DKEEPER: confirmations beside renewals, W4).
+	for _, v := range []string{"world", "world-effects", "world-keeper"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			out := runCheck(t, v)
+			m := reErrors.FindStringSubmatch(out)
+			if m == nil || m[1] != "0" {
+				t.Fatalf("the correct %s model must report 0 errors; got %v", v, m)
 			}
-		}
-	})
+			if !strings.Contains(out, "PASS: "+v+": 0 errors, exhaustive") {
+				t.Fatalf("output lacks the %s model's PASS line", v)
+			}
+			for _, bad := range []string{"Search not completed", "max search depth too small", "VIOLATED_"} {
+				if strings.Contains(out, bad) {
+					t.Fatalf("output contains %q", bad)
+				}
+			}
+		})
+	}
 
 	t.Run("cover", func(t *testing.T) {
 		if testing.Short() {
@@ -143,6 +147,13 @@ func TestModel(t *testing.T) {
 		{"world-renew-revives", regexp.MustCompile(`^VIOLATED_W5_expiry_is_absorbing$`)},
 		{"world-no-key-dedup", regexp.MustCompile(`^VIOLATED_W6_command_applied_once$`)},
 		{"world-append-before-replay", regexp.MustCompile(`^VIOLATED_W8_decided_on_a_mirror_through_its_grant$`)},
+		{"world-reinvoke-uncertain", regexp.MustCompile(`^VIOLATED_W9_effect_invoked_at_most_once$`)},
+		{"world-effect-no-gate", regexp.MustCompile(`^VIOLATED_W10_effect_only_under_a_live_lease$`)},
+		{"world-confirm-moves-runway", regexp.MustCompile(`^VIOLATED_W4_belief_implies_lease$`)},
+		// A finding: with an operator revoke, the key rule answers a
+		// revoked holder's delayed intent OK and it invokes E a second time
+		// (README.md); only the downstream's fence (the epoch) stops it.
+		{"world-effects-revoke", regexp.MustCompile(`^VIOLATED_W9_effect_invoked_at_most_once$`)},
 		// A finding: sim/world.go's adoption rule as written lets a holder
 		// re-adopt an epoch whose handoff is still in flight (README.md).
 		{"world-sim-readopt", regexp.MustCompile(`^VIOLATED_W4_belief_implies_lease$`)},
