@@ -4,7 +4,9 @@
 #
 #   model/check.sh                 the correct model: exhaustive, must report 0 errors
 #   model/check.sh all             correct, cover, every planted bug and the known
-#                                  limit, then world and world-bugs
+#                                  limit, then world, world-cover, world-bugs and
+#                                  the world-effects and world-keeper variants
+#                                  (with their cover runs)
 #   model/check.sh world-bugs      the world model's planted bugs and finding
 #   model/check.sh VARIANT...      any of the variants below
 #
