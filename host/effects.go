@@ -21,7 +21,7 @@ import (
 //
 //  1. the gate: the holder's runway (from its last confirmed renewal's
 //     send, minus S) must exceed the effect's MaxDuration + T_drain;
-//  2. the intent: a host.effect entry keyed fx:<id>:<attempt>, appended
+//  2. the intent: a host.effect entry keyed fx:<id>:<attempt>:<epoch>, appended
 //     under the epoch (fenced like every append, signed like every batch);
 //  3. the call: Effector.Invoke, with a deadline inside the gate's window,
 //     the epoch as fence token and a stable idempotency key;
@@ -137,8 +137,17 @@ func effectID(cmd, key string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:18])
 }
 
-func intentKey(cmd, key string, attempt int) string {
-	return fmt.Sprintf("fx:%s:%d", effectID(cmd, key), attempt)
+// intentKey names an intent by command, effect, attempt AND epoch. The
+// epoch is in it because the store's key rule is checked before the lease
+// rule: without it, a revoked holder's intent delayed in the network would
+// land after the next holder journaled the same attempt's intent and be
+// answered OK with that position — and the revoked holder, its runway not
+// yet run out on its own clock, would invoke a second time (found by the
+// world model's effects variant with an operator revoke, model/world.pml).
+// With it, the delayed intent is a new key, checked against the lease, and
+// refused.
+func intentKey(cmd, key string, attempt int, epoch int64) string {
+	return fmt.Sprintf("fx:%s:%d:%d", effectID(cmd, key), attempt, epoch)
 }
 
 func resolvedKey(cmd, key string, attempt int) string {

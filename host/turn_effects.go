@@ -183,7 +183,7 @@ func (hw *hosted) runEffects(ctx context.Context, decided []*decision) {
 			calls = append(calls, call{d: d, i: i, maxD: f.MaxDuration, c: EffectCall{World: hw.world, Command: d.key, Key: f.Key,
 				Payload: payload, Epoch: hw.holder.Epoch(), Attempt: attempt, IdempotencyKey: idempotencyKey(hw.world, d.key, f.Key)}})
 			b, _ := json.Marshal(effectIntent{Command: d.key, Key: f.Key, Attempt: attempt})
-			intents = append(intents, world.Entry{Kind: EffectKind, Key: intentKey(d.key, f.Key, attempt), Payload: b})
+			intents = append(intents, world.Entry{Kind: EffectKind, Key: intentKey(d.key, f.Key, attempt, hw.holder.Epoch()), Payload: b})
 			need = max(need, f.MaxDuration)
 			invokes = true
 		}
