@@ -42,8 +42,12 @@
 #   world-reinvoke-uncertain -DEFFECTS -DBUG_REINVOKE_UNCERTAIN expects W9
 #   world-effect-no-gate -DEFFECTS -DBUG_EFFECT_NO_GATE       expects W10
 #   world-effects-revoke -DEFFECTS -DMAXREV=1: effects with an operator revoke
-#                        expects W9 (a finding, see README.md: the key rule
+#                        (and so grants): exhaustive, 0 errors
+#   world-intent-key-without-epoch -DEFFECTS -DMAXREV=1
+#                        -DBUG_INTENT_KEY_WITHOUT_EPOCH (the intent key
+#                        fx:<id>:<attempt>, without the epoch: the key rule
 #                        answers a revoked holder's delayed intent OK)
+#                        expects W9
 #   world-keeper         -DKEEPER: drains that only confirm beside the renewals
 #                        (extensions): exhaustive, 0 errors
 #   world-keeper-cover   as cover, for -DKEEPER
@@ -96,7 +100,8 @@ variant_defs() {
 	world-effects-cover) echo "-DEFFECTS -DCOVER" ;;
 	world-reinvoke-uncertain) echo "-DEFFECTS -DBUG_REINVOKE_UNCERTAIN" ;;
 	world-effect-no-gate) echo "-DEFFECTS -DBUG_EFFECT_NO_GATE" ;;
-	world-effects-revoke) echo "-DEFFECTS -DMAXREV=1" ;;
+	world-effects-revoke) echo "-DEFFECTS -DMAXREV=1 -DMAXPOS=6" ;;
+	world-intent-key-without-epoch) echo "-DEFFECTS -DMAXREV=1 -DMAXPOS=6 -DBUG_INTENT_KEY_WITHOUT_EPOCH" ;;
 	world-keeper) echo "-DKEEPER" ;;
 	world-keeper-cover) echo "-DKEEPER -DCOVER" ;;
 	world-confirm-moves-runway) echo "-DKEEPER -DBUG_CONFIRM_MOVES_RUNWAY" ;;
@@ -120,7 +125,7 @@ variant_expect() { # an extended regexp over the first VIOLATED_ name
 	world-append-before-replay) echo '^VIOLATED_W8_' ;;
 	world-reinvoke-uncertain) echo '^VIOLATED_W9_' ;;
 	world-effect-no-gate) echo '^VIOLATED_W10_' ;;
-	world-effects-revoke) echo '^VIOLATED_W9_' ;;
+	world-intent-key-without-epoch) echo '^VIOLATED_W9_' ;;
 	world-confirm-moves-runway) echo '^VIOLATED_W4_' ;;
 	esac
 }
@@ -157,7 +162,7 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-model-$v.XXXXXX")
 	cp "$here/$mf" "$dir/$mf"
 	local is_bug=0 cflags="-DSAFETY" panflags="-m200000 -w$hash_w"
-	case "$v" in correct | cover | fenced-reconcile | world | world-cover | world-effects | world-effects-cover | world-keeper | world-keeper-cover) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
+	case "$v" in correct | cover | fenced-reconcile | world | world-cover | world-effects | world-effects-cover | world-effects-revoke | world-keeper | world-keeper-cover) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
 
 	echo "=== $v: spin -a $(echo $defs) $mf && gcc -O2 $cflags -o pan pan.c && ./pan $panflags"
 	local start end
@@ -249,12 +254,12 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 variants=("$@")
 [ ${#variants[@]} -eq 0 ] && variants=(correct)
 if [ "${variants[0]}" = all ]; then
-	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double world world-cover world-bugs world-effects world-effects-cover world-keeper world-keeper-cover)
+	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double world world-cover world-bugs world-effects world-effects-cover world-effects-revoke world-keeper world-keeper-cover)
 fi
 expanded=()
 for v in "${variants[@]}"; do
 	if [ "$v" = world-bugs ]; then
-		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay world-reinvoke-uncertain world-effect-no-gate world-effects-revoke world-confirm-moves-runway)
+		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay world-reinvoke-uncertain world-effect-no-gate world-intent-key-without-epoch world-confirm-moves-runway)
 	else
 		expanded+=("$v")
 	fi

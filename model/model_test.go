@@ -94,9 +94,11 @@ func TestModel(t *testing.T) {
 	})
 
 	// The world model (world.pml): the lease inside the journal; its
-	// effects variant (-DEFFECTS: W9, W10) and its keeper variant
-	// (-DKEEPER: confirmations beside renewals, W4).
-	for _, v := range []string{"world", "world-effects", "world-keeper"} {
+	// effects variant (-DEFFECTS: W9, W10), the same with an operator
+	// revoke and grants (-DEFFECTS -DMAXREV=1 -DMAXPOS=6: the intent key
+	// carries the epoch) and its keeper variant (-DKEEPER: confirmations
+	// beside renewals, W4).
+	for _, v := range []string{"world", "world-effects", "world-effects-revoke", "world-keeper"} {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			out := runCheck(t, v)
@@ -150,10 +152,11 @@ func TestModel(t *testing.T) {
 		{"world-reinvoke-uncertain", regexp.MustCompile(`^VIOLATED_W9_effect_invoked_at_most_once$`)},
 		{"world-effect-no-gate", regexp.MustCompile(`^VIOLATED_W10_effect_only_under_a_live_lease$`)},
 		{"world-confirm-moves-runway", regexp.MustCompile(`^VIOLATED_W4_belief_implies_lease$`)},
-		// A finding: with an operator revoke, the key rule answers a
+		// The intent key without the epoch (fx:<id>:<attempt>, the host
+		// before the fix): with an operator revoke, the key rule answers a
 		// revoked holder's delayed intent OK and it invokes E a second time
-		// (README.md); only the downstream's fence (the epoch) stops it.
-		{"world-effects-revoke", regexp.MustCompile(`^VIOLATED_W9_effect_invoked_at_most_once$`)},
+		// (README.md).
+		{"world-intent-key-without-epoch", regexp.MustCompile(`^VIOLATED_W9_effect_invoked_at_most_once$`)},
 		// A finding: sim/world.go's adoption rule as written lets a holder
 		// re-adopt an epoch whose handoff is still in flight (README.md).
 		{"world-sim-readopt", regexp.MustCompile(`^VIOLATED_W4_belief_implies_lease$`)},

@@ -35,6 +35,10 @@
  *     the positions. MAXPOS 7 holds grant, renewal, intent, handoff, the new
  *     holder's renewal, a resolution and K's turn (or a second intent).
  *     (MAXPOS 8: 64,989,328 states, 233 s, 10 GB — past the budget.)
+ *     With an operator revoke (world-effects-revoke: -DMAXREV=1, hence
+ *     grants) MAXPOS 6: grant, renewal, revoke, grant, renewal, intent —
+ *     room for a revoked holder's delayed intent to land after the next
+ *     holder's (MAXPOS 7 with a revoke is past the budget: > 18 GB).
  *   - KEEPER (world-keeper) keeps the plain bounds; a confirmation consumes
  *     no position and, writing nothing, is lost rather than orphaned when
  *     its caller times out.
@@ -109,7 +113,8 @@
  *       expiry. A holder decides K on a replayed mirror after the runway
  *       check (the gate): no intent (or the last attempt resolved "did not
  *       happen") → it appends a new attempt's intent (fenced like any
- *       append; the store's key rule dedups the intent key), on the intent's
+ *       append; the store's key rule dedups the intent key, which names the
+ *       attempt AND the epoch: fx:<id>:<attempt>:<epoch>), on the intent's
  *       OK answer may invoke E, then sends K's turn (the commit); a pending
  *       intent (no turn, no resolution: uncertain) → it never invokes on its
  *       own: it reconciles (reads the witness) and journals the answer
@@ -120,11 +125,11 @@
  *       invocation is allowed only while the holder's runway is positive
  *       (the call's context deadline: age < T_LEASE, the most generous
  *       reading) — unless an operator revoked the epoch (on purpose; as
- *       W4). With an operator revoke (-DMAXREV=1, check.sh
- *       world-effects-revoke) W9 does NOT hold: a finding, see
- *       model/README.md (the key rule answers a revoked holder's delayed
- *       intent OK, and it invokes; only the downstream's fence — the epoch
- *       as token — stops it).
+ *       W4). W9 and W10 hold with an operator revoke too (-DMAXREV=1,
+ *       check.sh world-effects-revoke) because the intent key carries the
+ *       epoch: a revoked holder's delayed intent is a new key, which the
+ *       lease rule refuses. Without the epoch in the key it did not hold —
+ *       the model's finding (BUG_INTENT_KEY_WITHOUT_EPOCH, model/README.md).
  *   W4 under KEEPER: a drain that only confirms (epoch, holder, not expired;
  *       writes nothing) does not move the runway's origin: only a confirmed
  *       extension's (renewal's) send does.
@@ -142,6 +147,10 @@
  *                             invokes again (a new attempt) → W9
  *   BUG_EFFECT_NO_GATE        (EFFECTS) E invoked without the runway /
  *                             deadline check → W10
+ *   BUG_INTENT_KEY_WITHOUT_EPOCH (EFFECTS, MAXREV 1) the intent key
+ *                             fx:<id>:<attempt> (the host before the fix):
+ *                             the key rule answers a revoked holder's
+ *                             delayed intent OK, and it invokes → W9
  *   BUG_CONFIRM_MOVES_RUNWAY  (KEEPER) a confirmation's send is taken as the
  *                             runway's origin → W4
  */
@@ -189,7 +198,7 @@
  * (EFFECTS) K's effect's intent and resolution entries, each keyed */
 #define KEY_NONE   0
 #define KEY_K      1    /* K's turn: the command key; under EFFECTS, E's commit */
-#define KEY_INTENT 2    /* host.effect, key fx:<id>:<attempt ra> */
+#define KEY_INTENT 2    /* host.effect, key fx:<id>:<attempt ra>:<epoch re> */
 #define KEY_RES    3    /* host.effect_resolved, key fr:<id>:<attempt ra>, happened rh */
 
 /* EFFECTS: a holder's progress through command K's effect E (hfx) */
@@ -253,6 +262,7 @@ byte rkey[2 * NH];  /* KEY_*: the append's keyed entry, if any */
 #ifdef EFFECTS
 byte ra[2 * NH];    /* the attempt an intent or resolution names */
 bool rh[2 * NH];    /* a resolution's answer: E happened */
+bool rkh[2 * NH];   /* an intent's key (attempt ra AND epoch re) is journaled already */
 #endif
 bool rmok[2 * NH];  /* ghost (W8): the turn was decided on a mirror replayed through its epoch's grant */
 byte sage[NH];      /* now − send of holder i's outstanding call */
@@ -356,8 +366,8 @@ end:
 
 /* ------------------------------------------------- the store applies a request */
 #ifdef EFFECTS
-#define CLEAR_FX(k) ra[k] = 0; rh[k] = 0
-#define COPY_FX(a, b) ra[a] = ra[b]; rh[a] = rh[b]
+#define CLEAR_FX(k) ra[k] = 0; rh[k] = 0; rkh[k] = 0
+#define COPY_FX(a, b) ra[a] = ra[b]; rh[a] = rh[b]; rkh[a] = rkh[b]
 #else
 #define CLEAR_FX(k) skip
 #define COPY_FX(a, b) skip
@@ -374,12 +384,34 @@ inline clear_slot(k) {
 #define KDUP(k) (rkey[k] == KEY_K && kpos != 0)
 #endif
 #ifdef EFFECTS
-/* the key rule for E's entries: intent keys are journaled in attempt
- * order, so attempt a's intent is held iff a <= fxa; attempt a's
- * resolution iff a later attempt exists or the last one is resolved */
+/* the key rule for E's entries. An intent's key is fx:<id>:<attempt>:<epoch>
+ * (host/effects.go intentKey): it is held iff an intent of the same attempt
+ * AND the same epoch is journaled — rkh, set on every request in flight
+ * with that key when one lands (a request sent later never carries a
+ * journaled key: a decision on the replayed head names attempt fxa + 1).
+ * An intent of a journaled attempt under another epoch is a new key and
+ * goes to the lease rule, which refuses it: that attempt was journaled
+ * after the request's decision, so under a later epoch than the request's.
+ * The bug: the old key fx:<id>:<attempt> — intents are journaled in attempt
+ * order, so attempt a's is held iff a <= fxa, whatever its epoch. A
+ * resolution's key fr:<id>:<attempt> is held iff a later attempt exists or
+ * the last one is resolved. */
+#ifdef BUG_INTENT_KEY_WITHOUT_EPOCH
+#define IDUP(k) (ra[k] <= fxa)
+#else
+#define IDUP(k) rkh[k]
+#endif
 #define DEDUP(k) (KDUP(k) || \
-	rkey[k] == KEY_INTENT && ra[k] <= fxa || \
+	rkey[k] == KEY_INTENT && IDUP(k) || \
 	rkey[k] == KEY_RES && (ra[k] < fxa || fxres != 0))
+/* an intent journaled from slot k: the requests in flight with its key
+ * (the same attempt, the same epoch: a retry of the same decision under
+ * the same epoch, sent while the first was an orphan) now hit the key rule */
+#ifdef BUG_INTENT_KEY_WITHOUT_EPOCH
+#define HOLD_KEY(k, j) skip
+#else
+#define HOLD_KEY(k, j) if :: j != k && rkey[j] == KEY_INTENT && rst[j] == Q_INFL && ra[j] == ra[k] && re[j] == re[k] -> rkh[j] = 1 :: else -> skip fi
+#endif
 #else
 #define DEDUP(k) KDUP(k)
 #endif
@@ -444,6 +476,7 @@ end:
 				if
 				:: rkey[k] == KEY_INTENT ->
 					fxa = ra[k]; fxres = 0;
+					HOLD_KEY(k, 0); HOLD_KEY(k, 1); HOLD_KEY(k, 2); HOLD_KEY(k, 3);
 					printf("store: E's intent, attempt %d, journaled at %d\n", fxa, w_pos)
 				:: rkey[k] == KEY_RES ->
 					fxres = (rh[k] -> 1 : 2);
@@ -679,7 +712,7 @@ end:
 	 * runway check (prep: the gate). The decision, by what the mirror holds: */
 	:: STEP {
 		/* no intent, or the last attempt resolved "did not happen": a new
-		 * attempt — runEffects: the intent (key fx:<id>:<attempt>) */
+		 * attempt — runEffects: the intent (key fx:<id>:<attempt>:<epoch>) */
 #ifdef BUG_REINVOKE_UNCERTAIN
 		/* the bug: a pending intent is ignored (settleUncertain skipped) */
 		prep[i] && hfx[i] == FX_NONE && kpos == 0 && fxres != 1 && rst[2 * i] == Q_FREE ->
