@@ -130,6 +130,10 @@
  *       epoch: a revoked holder's delayed intent is a new key, which the
  *       lease rule refuses. Without the epoch in the key it did not hold —
  *       the model's finding (BUG_INTENT_KEY_WITHOUT_EPOCH, model/README.md).
+ *       Only within MAXPOS 6: at MAXPOS 8 (-DMAXREV=1 -DMAXINC=0) a
+ *       reconciliation under the next epoch ("did not happen") races the
+ *       revoked holder's call, answered OK before the revoke, and a second
+ *       attempt is invoked → W9 (open; model/README.md).
  *   W4 under KEEPER: a drain that only confirms (epoch, holder, not expired;
  *       writes nothing) does not move the runway's origin: only a confirmed
  *       extension's (renewal's) send does.
