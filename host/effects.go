@@ -80,6 +80,12 @@ type Effector interface {
 
 // Reconciler is an Effector that can tell, by idempotency key, whether an
 // effect happened: the host then settles an uncertain effect by itself.
+// The call carries the asking holder's epoch: the downstream must record it
+// as the highest fence token seen for the key, so that a call of an earlier
+// epoch still in flight (a holder whose lease an operator revoked while its
+// own runway had not run out) is refused after the answer "not happened" —
+// without that, the next attempt and the late call could both happen (the
+// world model's effects variant with a revoke, model/README.md).
 type Reconciler interface {
 	Reconcile(ctx context.Context, c EffectCall) (happened bool, result json.RawMessage, err error)
 }

@@ -23,14 +23,15 @@ import (
 type witness struct {
 	mu       sync.Mutex
 	calls    map[string][]int64
+	fence    map[string]int64 // the highest epoch a reconcile asked under, by idempotency key
 	onInvoke func(c host.EffectCall)
 }
 
-func newWitness() *witness { return &witness{calls: map[string][]int64{}} }
+func newWitness() *witness { return &witness{calls: map[string][]int64{}, fence: map[string]int64{}} }
 
 func (w *witness) Invoke(_ context.Context, c host.EffectCall) (json.RawMessage, error) {
 	w.mu.Lock()
-	for _, e := range w.calls[c.IdempotencyKey] {
+	for _, e := range append(w.calls[c.IdempotencyKey], w.fence[c.IdempotencyKey]) {
 		if c.Epoch < e {
 			w.mu.Unlock()
 			return nil, fmt.Errorf("fence token %d is below %d", c.Epoch, e)
@@ -48,6 +49,7 @@ func (w *witness) Invoke(_ context.Context, c host.EffectCall) (json.RawMessage,
 func (w *witness) Reconcile(_ context.Context, c host.EffectCall) (bool, json.RawMessage, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.fence[c.IdempotencyKey] = max(w.fence[c.IdempotencyKey], c.Epoch)
 	if len(w.calls[c.IdempotencyKey]) > 0 {
 		return true, json.RawMessage(`{"paid":true}`), nil
 	}

@@ -8,14 +8,18 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 // WebhookEffector runs effects by HTTP: Invoke POSTs the EffectCall as JSON
 // to URL and takes a 2xx body as the result; Reconcile GETs
-// URL?idempotency_key=… and reads {"happened": bool, "result": …}. The
-// downstream service should keep, per idempotency key, the highest epoch
-// (fence token) it has seen and refuse lower ones: then not even a paused
-// holder can make an effect happen twice.
+// URL?idempotency_key=…&epoch=… and reads {"happened": bool, "result": …}.
+// The downstream service should keep, per idempotency key, the highest
+// epoch (fence token) it has seen — in a call or in a reconcile — and
+// refuse calls below it: then not even a holder whose lease an operator
+// revoked while it still believed in its runway, or a paused one, can make
+// an effect happen twice (a reconcile under epoch e fences out every call
+// of an earlier epoch still in flight; docs/design/worlds.md).
 type WebhookEffector struct {
 	URL    string
 	Client *http.Client // defaults to http.DefaultClient
@@ -52,6 +56,7 @@ func (w *WebhookEffector) Reconcile(ctx context.Context, c EffectCall) (bool, js
 	}
 	q := u.Query()
 	q.Set("idempotency_key", c.IdempotencyKey)
+	q.Set("epoch", strconv.FormatInt(c.Epoch, 10))
 	u.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -2,6 +2,7 @@ package worldfault
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -16,11 +17,12 @@ import (
 // answers the hosts' reconciliation (host.WebhookEffector) from what it
 // recorded.
 type witness struct {
-	url   string
-	mu    sync.Mutex
-	calls map[string]int   // by command key
-	epoch map[string]int64 // highest fence token by idempotency key
-	hook  func(c host.EffectCall)
+	url    string
+	mu     sync.Mutex
+	calls  map[string]int   // by command key
+	calls2 map[string]bool  // idempotency keys invoked
+	epoch  map[string]int64 // highest fence token by idempotency key, from calls and reconciles
+	hook   func(c host.EffectCall)
 }
 
 // onCall makes f see every invocation the witness accepts, before it
@@ -32,7 +34,7 @@ func (w *witness) onCall(f func(c host.EffectCall)) {
 }
 
 func startWitness(t *testing.T) *witness {
-	w := &witness{calls: map[string]int{}, epoch: map[string]int64{}}
+	w := &witness{calls: map[string]int{}, calls2: map[string]bool{}, epoch: map[string]int64{}}
 	srv := httptest.NewServer(http.HandlerFunc(w.serve))
 	t.Cleanup(srv.Close)
 	w.url = srv.URL
@@ -41,8 +43,13 @@ func startWitness(t *testing.T) *witness {
 
 func (w *witness) serve(rw http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
+		// A reconcile fences too: a call below the asker's epoch is refused after it.
+		key := r.URL.Query().Get("idempotency_key")
+		var e int64
+		_, _ = fmt.Sscan(r.URL.Query().Get("epoch"), &e)
 		w.mu.Lock()
-		_, seen := w.epoch[r.URL.Query().Get("idempotency_key")]
+		_, seen := w.calls2[key]
+		w.epoch[key] = max(w.epoch[key], e)
 		w.mu.Unlock()
 		_ = json.NewEncoder(rw).Encode(map[string]any{"happened": seen, "result": map[string]bool{"paid": seen}})
 		return
@@ -59,6 +66,7 @@ func (w *witness) serve(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.epoch[c.IdempotencyKey] = c.Epoch
+	w.calls2[c.IdempotencyKey] = true
 	w.calls[c.Command]++
 	hook := w.hook
 	w.mu.Unlock()
