@@ -517,10 +517,12 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	h.held[w] = hw
 	h.mu.Unlock()
 	h.acquired.Add(1)
-	h.life.Go("world "+w, func() { hw.loop(loopCtx) })
+	// Logged before the loop starts: from then on the holder and the
+	// mirror are the loop's alone.
 	h.log.Info("world acquired", "world", w, "node", h.cfg.Node, "epoch", holder.Epoch(),
 		"granted_at", holder.GrantedAt(), "mirror_at", m.pos, "replayed", m.pos-from,
 		"replay", sent.Sub(replayAt), "renew", renewed.Sub(sent))
+	h.life.Go("world "+w, func() { hw.loop(loopCtx) })
 	return hw, nil
 }
 
