@@ -28,13 +28,8 @@ import (
 //     once, with the idempotency key and the fence, before the deadline
 //     runway_ms gives, then commit.
 func (s *Server) effectBegin(w http.ResponseWriter, r *http.Request) {
-	id, err := runID(r)
-	var req effectBeginRequest
-	if err == nil {
-		err = s.decode(w, r, &req)
-	}
-	if err != nil {
-		s.problem(w, r, err)
+	id, req, ok := idAndBody[effectBeginRequest](s, w, r)
+	if !ok {
 		return
 	}
 	maxDur := msDuration(req.MaxDurationMS)
@@ -81,13 +76,8 @@ func (s *Server) gate(r *http.Request, ref driver.RunLeaseRef, owner string, max
 // effect this fence started. A fenced-out commit is refused and its result
 // discarded; the intent stays, uncertain to the next holder.
 func (s *Server) effectCommit(w http.ResponseWriter, r *http.Request) {
-	id, err := runID(r)
-	var req effectCommitRequest
-	if err == nil {
-		err = s.decode(w, r, &req)
-	}
-	if err != nil {
-		s.problem(w, r, err)
+	id, req, ok := idAndBody[effectCommitRequest](s, w, r)
+	if !ok {
 		return
 	}
 	e, err := s.d.RunEffectCommit(r.Context(), &driver.RunEffectCommitParams{RunID: id, Fence: req.Fence, Key: string(req.Key), Result: req.Result})
@@ -103,13 +93,8 @@ func (s *Server) effectCommit(w http.ResponseWriter, r *http.Request) {
 // reconciled — happened records it committed with result; otherwise the
 // intent is removed and the next begin starts it afresh.
 func (s *Server) effectResolve(w http.ResponseWriter, r *http.Request) {
-	id, err := runID(r)
-	var req effectResolveRequest
-	if err == nil {
-		err = s.decode(w, r, &req)
-	}
-	if err != nil {
-		s.problem(w, r, err)
+	id, req, ok := idAndBody[effectResolveRequest](s, w, r)
+	if !ok {
 		return
 	}
 	e, err := s.d.RunEffectResolve(r.Context(), &driver.RunEffectResolveParams{RunID: id, Fence: req.Fence, Key: string(req.Key),

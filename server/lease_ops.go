@@ -20,13 +20,8 @@ import (
 // renew is POST /v1/runs/{id}/renew: a synchronous fenced renewal; the
 // answer carries the runway measured from this renewal's send.
 func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
-	id, err := runID(r)
-	var req renewRequest
-	if err == nil {
-		err = s.decode(w, r, &req)
-	}
-	if err != nil {
-		s.problem(w, r, err)
+	id, req, ok := idAndBody[renewRequest](s, w, r)
+	if !ok {
 		return
 	}
 	run, runway, err := s.renewNow(r, id, req.Fence, string(req.Owner))
@@ -72,13 +67,8 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, id, fence int64,
 
 // complete is POST /v1/runs/{id}/complete.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
-	id, err := runID(r)
-	var req completeRequest
-	if err == nil {
-		err = s.decode(w, r, &req)
-	}
-	if err != nil {
-		s.problem(w, r, err)
+	id, req, ok := idAndBody[completeRequest](s, w, r)
+	if !ok {
 		return
 	}
 	s.finish(w, r, id, req.Fence, func() (*driver.Run, error) {
@@ -90,13 +80,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 // after retry_after_ms, or the server's backoff for its attempt (runs.Backoff
 // defaults), until its attempts are spent.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request) {
-	id, err := runID(r)
-	var req failRequest
-	if err == nil {
-		err = s.decode(w, r, &req)
-	}
-	if err != nil {
-		s.problem(w, r, err)
+	id, req, ok := idAndBody[failRequest](s, w, r)
+	if !ok {
 		return
 	}
 	s.finish(w, r, id, req.Fence, func() (*driver.Run, error) {
@@ -117,13 +102,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request) {
 // block is POST /v1/runs/{id}/block: the lease is released and the run
 // parked until an unblock.
 func (s *Server) block(w http.ResponseWriter, r *http.Request) {
-	id, err := runID(r)
-	var req blockRequest
-	if err == nil {
-		err = s.decode(w, r, &req)
-	}
-	if err != nil {
-		s.problem(w, r, err)
+	id, req, ok := idAndBody[blockRequest](s, w, r)
+	if !ok {
 		return
 	}
 	s.finish(w, r, id, req.Fence, func() (*driver.Run, error) {
@@ -135,13 +115,8 @@ func (s *Server) block(w http.ResponseWriter, r *http.Request) {
 // fence; the store increments the fence, so a running holder is fenced
 // out of its next write.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
-	id, err := runID(r)
-	var req cancelRequest
-	if err == nil {
-		err = s.decode(w, r, &req)
-	}
-	if err != nil {
-		s.problem(w, r, err)
+	id, req, ok := idAndBody[cancelRequest](s, w, r)
+	if !ok {
 		return
 	}
 	run, err := s.c.Cancel(r.Context(), id, string(req.Reason))

@@ -131,6 +131,21 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return httpapi.Decode(w, r, s.cfg.MaxBodyBytes, v)
 }
 
+// idAndBody reads a run endpoint's {id} and its strict JSON body into a
+// new T; on either error it answers the problem and ok is false (the one
+// prologue of every POST /v1/runs/{id}/… handler).
+func idAndBody[T any](s *Server, w http.ResponseWriter, r *http.Request) (id int64, req T, ok bool) {
+	id, err := runID(r)
+	if err == nil {
+		err = s.decode(w, r, &req)
+	}
+	if err != nil {
+		s.problem(w, r, err)
+		return 0, req, false
+	}
+	return id, req, true
+}
+
 // runID reads the {id} path segment: a positive decimal run id.
 func runID(r *http.Request) (int64, error) {
 	v := r.PathValue("id")
