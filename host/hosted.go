@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/journal"
-	"github.com/leasehold/leasehold/lease"
 )
 
 // hosted is one world this host holds: its holder, its mirror and its
@@ -149,18 +147,27 @@ func (hw *hosted) loop(ctx context.Context) {
 				return
 			}
 		}
+		// Turns are double-buffered (turn_batch.go): the next batch is
+		// decided while the last one's append is in the air, and it is
+		// sent only after that append landed. Nothing else runs while a
+		// batch flies: it lands before the loop renews, hands off or waits.
+		var fl *flight
 		for {
 			batch := hw.take()
 			if len(batch) == 0 {
 				break
 			}
-			if !hw.turn(ctx, batch) {
+			next, ok := hw.turn(ctx, batch, fl)
+			if fl = next; !ok {
 				return
 			}
 			if hw.hasCtrl() {
 				hw.sig.Notify() // the handoff goes first, before the next batch
 				break
 			}
+		}
+		if fl != nil && !hw.land(ctx, fl) {
+			return
 		}
 	}
 }
@@ -364,195 +371,6 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 	return true
 }
 
-// turn decides a batch of commands against the mirror, runs their side
-// effects (turn_effects.go), appends one entry per new command in one
-// group commit, and answers each. false: the lease is gone and the loop
-// ended.
-func (hw *hosted) turn(ctx context.Context, batch []*pending) bool {
-	m := hw.m
-	now := hw.h.clock.Now()
-	if lag := now.Sub(hw.confirmedAt); lag >= hw.h.cfg.Timing.Stop {
-		for _, p := range batch {
-			p.finish(Reply{}, &NotHolderError{World: hw.world})
-		}
-		hw.selfStop(lag)
-		return false
-	}
-	if m.dirty {
-		if err := m.catchUp(ctx, hw.h.cfg.Store, hw.h.clock.Now); err != nil {
-			for _, p := range batch {
-				p.finish(Reply{}, &UnknownOutcomeError{World: hw.world, Key: p.cmd.Key, Err: err})
-			}
-			return true
-		}
-	}
-	// Effects an earlier holder started and never turned are settled (or
-	// answered uncertain) before anything is decided.
-	batch = hw.settleUncertain(ctx, batch)
-	start := hw.h.clock.Now()
-	var (
-		decided []*decision
-		inBatch = map[string]*decision{}
-	)
-	for _, p := range batch {
-		if err := p.ctx.Err(); err != nil {
-			p.finish(Reply{}, err) // the submitter gave up before its turn: nothing is journaled for it
-			continue
-		}
-		if r, ok := m.keys[p.cmd.Key]; ok {
-			if r.hash != p.hash {
-				p.finish(Reply{}, &KeyReusedError{World: hw.world, Key: p.cmd.Key, Position: r.pos})
-			} else {
-				p.finish(Reply{Position: r.pos, Payload: r.reply, Duplicate: true, Effects: r.effects}, nil)
-			}
-			continue
-		}
-		if d, ok := inBatch[p.cmd.Key]; ok { // the same key twice in one batch: one turn
-			if d.hash != p.hash {
-				p.finish(Reply{}, &KeyReusedError{World: hw.world, Key: p.cmd.Key})
-			} else {
-				d.owners = append(d.owners, p)
-			}
-			continue
-		}
-		dec, err := m.state.Decide(p.cmd)
-		if err == nil && len(dec.Effects) > 0 {
-			err = hw.effectsAllowed(dec.Effects)
-		}
-		if err != nil {
-			p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
-			continue
-		}
-		reply, err := compactReply(dec.Reply)
-		if err != nil {
-			p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
-			continue
-		}
-		d := &decision{owners: []*pending{p}, key: p.cmd.Key, hash: p.hash, reply: reply, events: dec.Events, effects: dec.Effects}
-		if len(d.effects) == 0 { // encoded now: a turn too large is refused before its events are applied
-			if d.payload, err = encodeTurn(&turn{Program: m.prog.Name(), Hash: d.hash, Events: d.events, Reply: reply}); err != nil {
-				p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
-				continue
-			}
-		}
-		applied := true
-		for _, ev := range d.events {
-			if err := m.state.Apply(ev); err != nil {
-				// Part of the turn is in the state: rebuild it before the
-				// next decision, and journal none of this command.
-				m.dirty, applied = true, false
-				p.finish(Reply{}, &CommandError{World: hw.world, Key: p.cmd.Key, Err: err})
-				break
-			}
-		}
-		if !applied {
-			break
-		}
-		inBatch[p.cmd.Key] = d
-		decided = append(decided, d)
-	}
-	if m.dirty {
-		// An apply failed: the commands after it were not decided; they wait
-		// for the next batch, after the rebuild.
-		hw.requeueUndecided(batch, decided)
-	}
-	hw.runEffects(ctx, decided)
-	var (
-		entries []world.Entry
-		turned  []*decision
-	)
-	for _, d := range decided {
-		if d.dropped {
-			continue
-		}
-		if d.payload == nil {
-			var err error
-			if d.payload, err = encodeTurn(&turn{Program: m.prog.Name(), Hash: d.hash, Events: d.events, Reply: d.reply, Effects: d.outcomes}); err != nil {
-				// The effects ran: their intents stay pending, so a retry
-				// is answered uncertain, never invoked again.
-				m.dirty = true
-				d.finish(Reply{}, &CommandError{World: hw.world, Key: d.key, Err: err})
-				continue
-			}
-		}
-		entries = append(entries, world.Entry{Kind: TurnKind, Key: d.key, Payload: d.payload})
-		turned = append(turned, d)
-	}
-	if len(entries) == 0 {
-		return true
-	}
-	// The append is bounded by the holder's runway: past it the holder
-	// could not act on the answer, and a deadline lets the store roll an
-	// append that cannot commit in time back instead of leaving it unknown.
-	actx, cancel := hw.h.cfg.Runtime.WithTimeout(ctx, max(hw.holder.Runway(), hw.h.cfg.Timing.Drain))
-	outs, err := hw.holder.Append(actx, hw.seen(), entries...)
-	cancel()
-	if err != nil {
-		m.dirty = true // the decided events are in the state, not (known to be) in the journal
-		var he *world.HolderError
-		if errors.As(err, &he) { // refused by the holder itself: nothing was sent
-			for _, d := range turned {
-				d.finish(Reply{}, &NotHolderError{World: hw.world})
-			}
-			if he.Reason == world.RefusedNoEpoch {
-				hw.release(&NotHolderError{World: hw.world})
-				return false
-			}
-			return true
-		}
-		for _, d := range turned {
-			d.finish(Reply{}, &UnknownOutcomeError{World: hw.world, Key: d.key, Err: err})
-		}
-		return true
-	}
-	// A new entry lands past the mirror (the holder's own lease.renewed
-	// entries may sit between); a key the store already held answers its
-	// first position, a turn entry the clean mirror has folded, so at or
-	// before m.pos.
-	last, lost := m.pos, false
-	for i, o := range outs {
-		d := turned[i]
-		switch {
-		case o.Err != nil:
-			m.dirty = true
-			var re *journal.RefusedError
-			if errors.As(o.Err, &re) && (errors.Is(o.Err, lease.ErrFenced) || errors.Is(o.Err, lease.ErrNotHolder) || errors.Is(o.Err, lease.ErrLeaseExpired)) {
-				lost = true
-				d.finish(Reply{}, &NotHolderError{World: hw.world})
-				continue
-			}
-			d.finish(Reply{}, &CommandError{World: hw.world, Key: d.key, Err: o.Err})
-		case o.Position > last:
-			last = o.Position
-			m.remember(d.key, keyRecord{hash: d.hash, reply: d.reply, pos: o.Position, effects: d.outcomes}, now)
-			delete(m.fx, d.key)
-			d.finish(Reply{Position: o.Position, Payload: d.reply, Effects: d.outcomes}, nil)
-		default:
-			// The store already held this key (applied before the mirror's
-			// memory of keys reaches): nothing was written for it, and the
-			// events decided now are not the journal's.
-			m.dirty = true
-			hw.answerFromJournal(ctx, d.owners, d.hash, o.Position)
-		}
-	}
-	if !m.dirty {
-		m.pos = last
-	}
-	hw.load.turned(len(entries), hw.h.clock.Now().Sub(start))
-	if lost {
-		w, _, _ := hw.holder.Read(ctx)
-		nh := &NotHolderError{World: hw.world}
-		if w != nil && w.State.Holder != hw.h.cfg.Node {
-			nh.Holder, nh.Epoch = w.State.Holder, w.State.Epoch
-		}
-		if hw.holder.Epoch() == 0 {
-			hw.release(nh)
-			return false
-		}
-	}
-	return true
-}
-
 // decision is one command decided in a turn batch (with the retries of its
 // key in the same batch), on its way to the journal.
 type decision struct {
@@ -571,26 +389,6 @@ func (d *decision) finish(r Reply, err error) {
 	for _, p := range d.owners {
 		p.finish(r, err)
 	}
-}
-
-// requeueUndecided puts the batch's commands that were neither answered
-// nor journaled back at the front of the inbox.
-func (hw *hosted) requeueUndecided(batch []*pending, ds []*decision) {
-	decided := map[*pending]bool{}
-	for _, d := range ds {
-		for _, p := range d.owners {
-			decided[p] = true
-		}
-	}
-	var back []*pending
-	for _, p := range batch {
-		if !decided[p] && !p.done.Fired() {
-			back = append(back, p)
-		}
-	}
-	hw.mu.Lock()
-	hw.inbox = append(back, hw.inbox...)
-	hw.mu.Unlock()
 }
 
 func (hw *hosted) answerFromJournal(ctx context.Context, ps []*pending, hash string, pos int64) {

@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -76,4 +78,30 @@ func TestPayloadDepth(t *testing.T) {
 	if _, err := NormalizePayload([]byte("[" + at + "]")); !errors.Is(err, lease.ErrInvalid) {
 		t.Errorf("past the bound: %v", err)
 	}
+}
+
+// FuzzNormalizePayloadFastPath holds the already-compact fast path to the
+// compacting one: for any input both accept, the stored form is the same,
+// and each refuses what the other refuses.
+func FuzzNormalizePayloadFastPath(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a": 1}`, `[1,2,{"b":"x y"}]`, `"\" "`, `{"a":"\\"}`, `nul`, `{"a":1}x`, " 1 ", `"\u2028"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		got, gotErr := NormalizePayload(p)
+		var buf bytes.Buffer
+		wantErr := json.Compact(&buf, p)
+		if gotErr != nil {
+			return // refusals for depth, size and UTF-8 are the other tests'
+		}
+		if wantErr != nil && len(bytes.Trim(p, " \t\r\n")) != 0 {
+			t.Fatalf("accepted %q, which json.Compact refuses: %v", p, wantErr)
+		}
+		if wantErr == nil && !bytes.Equal(got, buf.Bytes()) {
+			t.Fatalf("NormalizePayload(%q) = %q, json.Compact gives %q", p, got, buf.Bytes())
+		}
+		if len(p) > 0 && len(got) > 0 && &got[0] == &p[0] {
+			t.Fatalf("the result aliases the input")
+		}
+	})
 }
