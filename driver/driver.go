@@ -34,6 +34,7 @@ type Driver interface {
 	HomeStore    // home.go
 	NodeKeyStore // nodekeys.go
 	WorldRenewer // worldrenew.go
+	TokenStore   // tokens.go
 
 	// Name is "sqlite" or "postgres".
 	Name() string

@@ -297,3 +297,19 @@ func (v validating) NodeKeyGet(ctx context.Context, p *NodeKeyGetParams) (*NodeK
 func (v validating) WorldRenewMany(ctx context.Context, p *WorldRenewManyParams) ([]WorldRenewOutcome, error) {
 	return checked(ctx, p, typed(v, v.Driver.WorldRenewMany))
 }
+
+func (v validating) TokenCreate(ctx context.Context, p *TokenCreateParams) (*Token, error) {
+	return checked(ctx, p, typed(v, v.Driver.TokenCreate))
+}
+
+func (v validating) TokenGet(ctx context.Context, p *TokenGetParams) (*Token, error) {
+	return checked(ctx, p, typed(v, v.Driver.TokenGet))
+}
+
+func (v validating) TokenList(ctx context.Context, p *TokenListParams) ([]*Token, error) {
+	return checked(ctx, p, typed(v, v.Driver.TokenList))
+}
+
+func (v validating) TokenRevoke(ctx context.Context, p *TokenRevokeParams) (*Token, error) {
+	return checked(ctx, p, typed(v, v.Driver.TokenRevoke))
+}
