@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/auth"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/runs"
@@ -31,6 +32,10 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := req.validate(s.cfg.MaxClaimWait); err != nil {
+		s.problem(w, r, err)
+		return
+	}
+	if err := allow(r, auth.Work, auth.Queue, string(req.Queue)); err != nil {
 		s.problem(w, r, err)
 		return
 	}

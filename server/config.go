@@ -2,9 +2,11 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"log/slog"
 	"time"
 
+	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -30,6 +32,18 @@ type Config struct {
 	Clock clock.Clock
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+
+	// TokenCacheTTL is how long a bearer token read from the store is
+	// trusted before it is read again: a token revoked elsewhere (the CLI,
+	// another server) is refused within it; one revoked through this
+	// server, at once. Defaults to 5s.
+	TokenCacheTTL time.Duration
+	// RateLimit is each token's sustained request rate per second, and
+	// RateBurst the requests it may make at once; over it a request is
+	// refused with the rate-limited problem (429, Retry-After). Zero: no
+	// limit. RateBurst defaults to RateLimit rounded up (at least 1).
+	RateLimit float64
+	RateBurst int
 }
 
 // The defaults.
@@ -37,6 +51,7 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultMaxClaimWait = 30 * time.Second
 	DefaultClaimPoll    = 250 * time.Millisecond
+	DefaultTokenTTL     = 5 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -49,6 +64,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ClaimPoll <= 0 {
 		c.ClaimPoll = DefaultClaimPoll
+	}
+	if c.TokenCacheTTL <= 0 {
+		c.TokenCacheTTL = DefaultTokenTTL
+	}
+	if c.RateLimit > 0 && c.RateBurst <= 0 {
+		c.RateBurst = max(1, int(math.Ceil(c.RateLimit)))
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real()
@@ -64,6 +85,9 @@ func (c Config) Validate() error {
 	c = c.withDefaults()
 	if err := c.Timing.Validate(); err != nil {
 		return fmt.Errorf("server: run timing: %w", err)
+	}
+	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
+		return fmt.Errorf("server: rate limit %v: want a finite rate >= 0 (0: none): %w", c.RateLimit, leasehold.ErrInvalid)
 	}
 	return nil
 }

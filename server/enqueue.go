@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/auth"
 	"github.com/leasehold/leasehold/journal"
 )
 
@@ -28,6 +29,10 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
 	}
 	in := make([]leasehold.Enqueue, len(req.Runs))
 	for i, e := range req.Runs {
+		if err := allow(r, auth.Work, auth.Queue, string(e.Queue)); err != nil { // every run's queue, before any is written
+			s.problem(w, r, err)
+			return
+		}
 		in[i] = e.enqueue()
 	}
 	out, err := s.c.Enqueue(r.Context(), in...)

@@ -13,8 +13,14 @@ func (s *Server) RouteKeys() []string {
 // ProblemTypes are the problem type URIs the server answers with.
 var ProblemTypes = []string{ProblemFenced, ProblemLeaseLost, ProblemRunway, ProblemUncertain, ProblemUnknownQueue,
 	ProblemInvalid, ProblemTooLarge, ProblemNotFound, ProblemConflict, ProblemClosed, ProblemUnavailable,
-	ProblemNotMigrated, ProblemInternal, ProblemMethod}
+	ProblemNotMigrated, ProblemInternal, ProblemMethod,
+	ProblemUnauthorized, ProblemForbidden, ProblemRateLimited,
+	ProblemNotHolder, ProblemSeenBehind, ProblemLeaseHeld, ProblemBadSignature}
 
 // BeginStopping starts the shutdown's first step (as Serve does when told
 // to stop) without closing anything.
 func (s *Server) BeginStopping() { s.beginStopping() }
+
+// HasRule reports whether a route ("METHOD path") has its own rule in
+// authz.go (one without falls back to a bare admin token).
+func HasRule(key string) bool { _, ok := rules[key]; return ok }

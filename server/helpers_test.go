@@ -57,7 +57,60 @@ type testBundle struct {
 	c    *leasehold.Client
 	s    *server.Server
 	url  string
-	http *http.Client // the test server's own: its connections close with it
+	http *http.Client // the test server's own: its connections close with it; sends token
+	// token is the bearer secret http sends: an admin token setup mints,
+	// so a test that is not about auth need not think of it (as and anon
+	// give the same bundle with another token or none).
+	token string
+	base  http.RoundTripper // the transport under the bearer wrapper
+}
+
+// bearer sends a bearer token with every request (none when token is
+// empty).
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token == "" {
+		return b.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// withToken makes b's http client send token (minting an admin token
+// first when token is "admin").
+func (b *testBundle) withToken(t *testing.T, base http.RoundTripper, token string) *testBundle {
+	t.Helper()
+	if token == "admin" {
+		var err error
+		token, _, err = b.c.CreateToken(context.Background(), "test admin", []string{"admin"})
+		require.NoError(t, err)
+	}
+	b.token, b.base = token, base
+	b.http = &http.Client{Transport: bearer{token: token, next: base}}
+	return b
+}
+
+// as is b sending another token (b itself is unchanged).
+func (b *testBundle) as(t *testing.T, token string) *testBundle {
+	t.Helper()
+	c := *b
+	return c.withToken(t, b.base, token)
+}
+
+// anon is b sending no token.
+func (b *testBundle) anon(t *testing.T) *testBundle { return b.as(t, "") }
+
+// mint creates a token with scopes and returns its secret.
+func (b *testBundle) mint(t *testing.T, scopes ...string) string {
+	t.Helper()
+	secret, _, err := b.c.CreateToken(context.Background(), "test", scopes)
+	require.NoError(t, err)
+	return secret
 }
 
 func setup(t *testing.T, open func(t *testing.T) leasehold.Driver, ccfg leasehold.Config, scfg server.Config) *testBundle {
@@ -76,7 +129,8 @@ func setup(t *testing.T, open func(t *testing.T) leasehold.Driver, ccfg leasehol
 	require.NoError(t, err)
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
-	return &testBundle{c: c, s: s, url: hs.URL, http: hs.Client()}
+	b := &testBundle{c: c, s: s, url: hs.URL}
+	return b.withToken(t, hs.Client().Transport, "admin")
 }
 
 // reply is one answer: its status, media type and body.
@@ -175,6 +229,14 @@ type problem struct {
 	AvailableMS  int64  `json:"available_ms"`
 	Queue        string `json:"queue"`
 	Limit        int64  `json:"limit"`
+	// auth and worlds
+	Action        string `json:"action"`
+	Resource      string `json:"resource"`
+	World         string `json:"world"`
+	Epoch         int64  `json:"epoch"`
+	CurrentEpoch  int64  `json:"current_epoch"`
+	CurrentHolder string `json:"current_holder"`
+	Reason        string `json:"reason"`
 }
 
 // problem requires r to be a problem document of type typ (the last path

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/auth"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -21,6 +22,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	err := queryInt(q.Get("after"), "after", &after)
 	if err == nil {
 		err = queryInt(q.Get("limit"), "limit", &limit)
+	}
+	if err == nil {
+		// Without a queue filter the listing spans every queue, so only
+		// a token that may read every queue may ask for it.
+		err = allow(r, auth.Read, auth.Queue, q.Get("queue"))
 	}
 	if err != nil {
 		s.problem(w, r, err)

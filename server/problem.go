@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/auth"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/httpapi"
 	"github.com/leasehold/leasehold/journal"
+	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -41,6 +44,21 @@ type Problem struct {
 	KnownQueues []string `json:"known_queues,omitempty"`
 	// Limit is the cap a too-large body broke, in bytes.
 	Limit int64 `json:"limit,omitempty"`
+	// Action and Resource say what a forbidden token may not do
+	// ("work", "queue emails").
+	Action   string `json:"action,omitempty"`
+	Resource string `json:"resource,omitempty"`
+	// RetryAfterMS is when a rate-limited call may be retried (also the
+	// Retry-After header, in whole seconds rounded up).
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
+	// World, Epoch (the epoch the call carried), CurrentEpoch,
+	// CurrentHolder and Reason (journal.Reason) describe a refused world
+	// write: a fenced one names the lease in force.
+	World         string `json:"world,omitempty"`
+	Epoch         int64  `json:"epoch,omitempty"`
+	CurrentEpoch  int64  `json:"current_epoch,omitempty"`
+	CurrentHolder string `json:"current_holder,omitempty"`
+	Reason        string `json:"reason,omitempty"`
 }
 
 func (p *Problem) Error() string { return fmt.Sprintf("%s (%d): %s", p.Title, p.Status, p.Detail) }
@@ -62,6 +80,18 @@ const (
 	ProblemNotMigrated  = httpapi.ProblemBase + "not-migrated"
 	ProblemInternal     = httpapi.ProblemInternal
 	ProblemMethod       = httpapi.ProblemBase + "method-not-allowed"
+
+	// Auth (auth.go, ratelimit.go).
+	ProblemUnauthorized = httpapi.ProblemBase + "unauthorized" // auth.ErrUnauthorized: no token, or one unknown or revoked (401)
+	ProblemForbidden    = httpapi.ProblemBase + "forbidden"    // auth.ErrForbidden: the token's scopes do not allow the call (403)
+	ProblemRateLimited  = httpapi.ProblemBase + "rate-limited" // the token is over Config.RateLimit; retry after retry_after_ms (429)
+
+	// Worlds (worlds*.go): the lease rules' refusals beside fenced and
+	// lease-lost (journal.Reason → sentinel).
+	ProblemNotHolder    = httpapi.ProblemBase + "not-holder"    // ErrNotHolder: the epoch is current, its holder is another
+	ProblemSeenBehind   = httpapi.ProblemBase + "seen-behind"   // ErrSeenBehind: replay through the grant first
+	ProblemLeaseHeld    = httpapi.ProblemBase + "lease-held"    // ErrLeaseHeld: revoke before granting
+	ProblemBadSignature = httpapi.ProblemBase + "bad-signature" // ErrBadSignature: the batch does not verify under the epoch's key
 )
 
 // problemOf maps an error to its problem document. The order matters: the
@@ -77,9 +107,32 @@ func problemOf(err error) *Problem {
 		rw  *leasehold.RunwayError
 		uq  *leasehold.UnknownQueueError
 		in  *journal.InputError
+		fb  *auth.ForbiddenError
+		rl  *RateLimitedError
+		rf  *journal.RefusedError
 		lim = func(t, title string, status int) { p.Type, p.Title, p.Status = t, title, status }
 	)
 	switch {
+	case errors.Is(err, auth.ErrUnauthorized):
+		lim(ProblemUnauthorized, "unauthorized", http.StatusUnauthorized)
+	case errors.As(err, &fb):
+		lim(ProblemForbidden, "forbidden", http.StatusForbidden)
+		p.Action, p.Resource = string(fb.Action), strings.TrimSpace(string(fb.Kind)+" "+fb.Name)
+	case errors.Is(err, auth.ErrForbidden):
+		lim(ProblemForbidden, "forbidden", http.StatusForbidden)
+	case errors.As(err, &rl):
+		lim(ProblemRateLimited, "rate limited", http.StatusTooManyRequests)
+		p.RetryAfterMS = max(1, rl.RetryAfter.Milliseconds())
+	case errors.As(err, &rf):
+		worldRefusal(p, rf)
+	case errors.Is(err, leasehold.ErrNotHolder):
+		lim(ProblemNotHolder, "not the holder", http.StatusConflict)
+	case errors.Is(err, leasehold.ErrSeenBehind):
+		lim(ProblemSeenBehind, "seen position behind the grant", http.StatusConflict)
+	case errors.Is(err, leasehold.ErrLeaseHeld):
+		lim(ProblemLeaseHeld, "lease held", http.StatusConflict)
+	case errors.Is(err, lease.ErrBadSignature):
+		lim(ProblemBadSignature, "bad signature", http.StatusConflict)
 	case errors.As(err, &tl):
 		lim(ProblemTooLarge, "request body too large", http.StatusRequestEntityTooLarge)
 		p.Limit = tl.Limit
@@ -139,5 +192,18 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request, err error) {
 	if p.Status >= http.StatusInternalServerError {
 		s.cfg.Logger.Error("api call failed", "method", r.Method, "path", r.URL.Path, "type", p.Type, "err", err)
 	}
-	httpapi.WriteProblem(w, p.Status, 0, p)
+	if p.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="leasehold"`) // RFC 6750 §3
+	}
+	httpapi.WriteProblem(w, p.Status, p.RetryAfterMS, p)
+}
+
+// worldRefusal fills p from a lease rule's refusal of a world write: the
+// type is the reason's sentinel's, and the members name the lease in
+// force, so a fenced-out holder learns the epoch and holder that replaced
+// it.
+func worldRefusal(p *Problem, rf *journal.RefusedError) {
+	inner := problemOf(rf.Reason.Sentinel())
+	p.Type, p.Title, p.Status = inner.Type, inner.Title, inner.Status
+	p.World, p.Epoch, p.CurrentEpoch, p.CurrentHolder, p.Reason = rf.World, rf.Epoch, rf.CurrentEpoch, rf.CurrentHolder, string(rf.Reason)
 }

@@ -36,5 +36,10 @@ func (s *Server) routes() []route {
 
 		h("POST", "/v1/runs/{id}/events", s.emit),
 		h("GET", "/v1/runs/{id}/events", s.events),
+
+		// Auth (tokens.go; every route's rule is in authz.go).
+		h("POST", "/v1/tokens", s.createToken),
+		h("GET", "/v1/tokens", s.listTokens),
+		h("POST", "/v1/tokens/{id}/revoke", s.revokeToken),
 	}
 }

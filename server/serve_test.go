@@ -39,7 +39,7 @@ func TestServeShutsDownInOrder(t *testing.T) {
 	}()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	b := &testBundle{c: c, s: s, url: "http://" + ln.Addr().String(), http: &http.Client{Transport: tr}}
+	b := (&testBundle{c: c, s: s, url: "http://" + ln.Addr().String()}).withToken(t, tr, "admin")
 	b.enqueue(t, "q", `{}`)
 	b.claimOne(t, "q", "o")
 	polling := b.postAsync(t, "/v1/runs/claim", map[string]any{"queue": "q", "owner": "o", "wait_ms": 3_600_000})

@@ -27,6 +27,8 @@ type Server struct {
 	book    *leaseBook
 	metrics *metrics
 	mux     *http.ServeMux
+	tokens  *tokenCache // auth.go
+	limits  *rateLimits // ratelimit.go
 
 	// enqueued is closed (and replaced) when runs were enqueued through
 	// this server, waking long-polling claims at once.
@@ -53,13 +55,15 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{c: c, d: c.Driver(), cfg: cfg, book: newLeaseBook(cfg.Clock, cfg.Timing),
 		enqueued: make(chan struct{}), stopping: make(chan struct{})}
+	s.tokens = newTokenCache(s.d, cfg.Clock, cfg.TokenCacheTTL)
+	s.limits = newRateLimits(cfg.Clock, cfg.RateLimit, cfg.RateBurst)
 	s.metrics = newMetrics()
 	if pr, ok := s.d.(driver.PoolReporter); ok {
 		s.metrics.reg.MustRegister(newPoolCollector(pr))
 	}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
-		s.mux.Handle(rt.method+" "+rt.path, rt.handler)
+		s.mux.Handle(rt.method+" "+rt.path, s.guard(rt)) // authz.go
 	}
 	return s, nil
 }
@@ -81,6 +85,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.inFlight.Add(-1)
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	start := s.cfg.Clock.Now()
+	if !isPublic(pattern) { // every route but /healthz needs a token, unrouted paths too
+		ar, err := s.authenticate(r)
+		if err != nil {
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.problem(w, r, err) })
+		} else {
+			r = ar
+		}
+	}
 	h.ServeHTTP(sw, r)
 	s.metrics.observe(pattern, sw.status, s.cfg.Clock.Since(start))
 }
