@@ -2,8 +2,8 @@ package server
 
 import (
 	"fmt"
-	"math"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/leasehold/leasehold"
