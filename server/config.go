@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"math"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -44,6 +46,15 @@ type Config struct {
 	// limit. RateBurst defaults to RateLimit rounded up (at least 1).
 	RateLimit float64
 	RateBurst int
+
+	// Host, when set, is the world host commands are submitted to
+	// (POST /v1/worlds/{world}/commands); Serve stops it — its world
+	// loops and its keeper drained — before it closes the client. Nil:
+	// the endpoint answers unavailable.
+	Host *host.Host
+	// TLS, when set, makes Serve speak HTTPS on its listener (LoadTLS
+	// reads --tls-cert/--tls-key).
+	TLS *tls.Config
 }
 
 // The defaults.

@@ -15,7 +15,8 @@ var ProblemTypes = []string{ProblemFenced, ProblemLeaseLost, ProblemRunway, Prob
 	ProblemInvalid, ProblemTooLarge, ProblemNotFound, ProblemConflict, ProblemClosed, ProblemUnavailable,
 	ProblemNotMigrated, ProblemInternal, ProblemMethod,
 	ProblemUnauthorized, ProblemForbidden, ProblemRateLimited,
-	ProblemNotHolder, ProblemSeenBehind, ProblemLeaseHeld, ProblemBadSignature}
+	ProblemNotHolder, ProblemSeenBehind, ProblemLeaseHeld, ProblemBadSignature,
+	ProblemOverloaded, ProblemKeyReused, ProblemUnknownOutcome, ProblemCommand, ProblemProgram}
 
 // BeginStopping starts the shutdown's first step (as Serve does when told
 // to stop) without closing anything.

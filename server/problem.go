@@ -9,6 +9,7 @@ import (
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/auth"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/internal/httpapi"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
@@ -92,6 +93,15 @@ const (
 	ProblemSeenBehind   = httpapi.ProblemBase + "seen-behind"   // ErrSeenBehind: replay through the grant first
 	ProblemLeaseHeld    = httpapi.ProblemBase + "lease-held"    // ErrLeaseHeld: revoke before granting
 	ProblemBadSignature = httpapi.ProblemBase + "bad-signature" // ErrBadSignature: the batch does not verify under the epoch's key
+
+	// A submitted command's refusals, as the attached world host answers
+	// them (package host; not-holder, uncertain and lease-runway are
+	// shared).
+	ProblemOverloaded     = host.ProblemOverloaded
+	ProblemKeyReused      = host.ProblemKeyReused
+	ProblemUnknownOutcome = host.ProblemUnknownOutcome
+	ProblemCommand        = host.ProblemCommand
+	ProblemProgram        = host.ProblemProgram
 )
 
 // problemOf maps an error to its problem document. The order matters: the

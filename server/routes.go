@@ -41,5 +41,16 @@ func (s *Server) routes() []route {
 		h("POST", "/v1/tokens", s.createToken),
 		h("GET", "/v1/tokens", s.listTokens),
 		h("POST", "/v1/tokens/{id}/revoke", s.revokeToken),
+
+		// Worlds (worlds.go).
+		h("POST", "/v1/worlds", s.createWorld),
+		h("GET", "/v1/worlds/{world}", s.getWorld),
+		h("POST", "/v1/worlds/{world}/grant", s.grantWorld),
+		h("POST", "/v1/worlds/{world}/renew", s.renewWorld),
+		h("POST", "/v1/worlds/{world}/handoff", s.handoffWorld),
+		h("POST", "/v1/worlds/{world}/revoke", s.revokeWorld),
+		h("POST", "/v1/worlds/{world}/append", s.appendWorld),
+		h("POST", "/v1/worlds/{world}/commands", s.submitCommand),
+		h("GET", "/v1/worlds/{world}/journal", s.readJournal),
 	}
 }

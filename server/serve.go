@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -20,6 +22,8 @@ type ShutdownReport struct {
 	InFlight       int64         // requests being answered when the stop began
 	CutOff         bool          // the timeout ran out before they all finished
 	Took           time.Duration // from the stop to the store closed
+	HostStopped    bool          // a world host was attached and stopped (its loops and keeper drained)
+	HostStopErr    error         // what stopping it returned
 	ClientCloseErr error         // what closing the client (its services and the store) returned
 }
 
@@ -32,10 +36,17 @@ func (r ShutdownReport) String() string {
 	} else {
 		fmt.Fprintf(&b, "%d requests in flight at the stop, all answered\n", r.InFlight)
 	}
+	if r.HostStopped {
+		if r.HostStopErr != nil {
+			fmt.Fprintf(&b, "world host stopped with an error: %v\n", r.HostStopErr)
+		} else {
+			b.WriteString("world host stopped: world loops ended, its keeper drained\n")
+		}
+	}
 	if r.ClientCloseErr != nil {
 		fmt.Fprintf(&b, "reclaimer and world sweep stopped, events flushed, store closed with an error: %v\n", r.ClientCloseErr)
 	} else {
-		b.WriteString("reclaimer and world sweep stopped, events flushed, store closed\n")
+		b.WriteString("reclaimer and world sweep stopped, events flushed, appends drained, store closed\n")
 	}
 	fmt.Fprintf(&b, "shutdown took %v", r.Took.Round(time.Millisecond))
 	return b.String()
@@ -66,8 +77,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, timeout time.Durati
 		_ = ln.Close()
 		return ShutdownReport{ClientCloseErr: s.c.Close()}, err
 	}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS.Clone())
+	}
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return context.Background() }}
+		BaseContext: func(net.Listener) context.Context { return context.Background() },
+		ErrorLog:    slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
@@ -77,16 +92,29 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, timeout time.Durati
 	case serveErr = <-served:
 	}
 	stopAt := time.Now() // the report's wall-clock figure, not a lease decision
+	log := s.cfg.Logger
 	s.beginStopping()
 	rep := ShutdownReport{Claimed: s.claims.Load(), InFlight: s.inFlight.Load()}
+	log.Info("shutdown: stopped claiming; long polls answer what they have", "in_flight", rep.InFlight, "claimed", rep.Claimed, "bound", timeout)
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		rep.CutOff = true
 		_ = hs.Close()
+		log.Warn("shutdown: requests still in flight at the bound were cut off", "left", s.inFlight.Load(), "bound", timeout)
+	} else {
+		log.Info("shutdown: every in-flight request answered")
 	}
-	rep.ClientCloseErr = s.c.Close()
+	if h := s.cfg.Host; h != nil {
+		rep.HostStopped = true
+		hctx, hcancel := context.WithTimeout(context.Background(), timeout)
+		rep.HostStopErr = h.Stop(hctx) // ends its world loops and drains its keeper
+		hcancel()
+		log.Info("shutdown: world host stopped", "err", rep.HostStopErr)
+	}
+	rep.ClientCloseErr = s.c.Close() // reclaimer, sweep, event committer (flushed), appender (drained), store
 	rep.Took = time.Since(stopAt)
+	log.Info("shutdown: client closed", "err", rep.ClientCloseErr, "took", rep.Took)
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return rep, fmt.Errorf("serving: %w", serveErr)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/internal/httpapi"
 	"github.com/leasehold/leasehold/journal"
 )
@@ -29,6 +30,7 @@ type Server struct {
 	mux     *http.ServeMux
 	tokens  *tokenCache // auth.go
 	limits  *rateLimits // ratelimit.go
+	hostAPI http.Handler // host.Handler(cfg.Host); nil without a host
 
 	// enqueued is closed (and replaced) when runs were enqueued through
 	// this server, waking long-polling claims at once.
@@ -57,6 +59,9 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 		enqueued: make(chan struct{}), stopping: make(chan struct{})}
 	s.tokens = newTokenCache(s.d, cfg.Clock, cfg.TokenCacheTTL)
 	s.limits = newRateLimits(cfg.Clock, cfg.RateLimit, cfg.RateBurst)
+	if cfg.Host != nil {
+		s.hostAPI = host.Handler(cfg.Host)
+	}
 	s.metrics = newMetrics()
 	if pr, ok := s.d.(driver.PoolReporter); ok {
 		s.metrics.reg.MustRegister(newPoolCollector(pr))

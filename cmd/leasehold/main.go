@@ -26,6 +26,7 @@ type command struct {
 
 var commands = []command{
 	{"serve", "serve the HTTP API (runs: enqueue, claim, renew, effects, events, complete) on --listen (default 127.0.0.1:7460)", runServe},
+	{"tokens", "API bearer tokens: `tokens create --scope S [--name N]`, `tokens ls [--json]`, `tokens revoke ID`", runTokens},
 	{"demo", "create a world, append, hand the lease around, show a fenced zombie, audit", runDemo},
 	{"migrate", "apply pending schema migrations", runMigrate},
 	{"worlds", "list worlds and their leases; `worlds show|submit|spill|handback|revoke` (see `worlds help`)", runWorlds},

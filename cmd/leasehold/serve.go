@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,8 +14,7 @@ import (
 )
 
 // defaultListen is `leasehold serve`'s address: loopback, so a server
-// started with no flags is not reachable from the network (auth arrives
-// in a later increment).
+// started with no flags is not reachable from the network.
 const defaultListen = "127.0.0.1:7460"
 
 // runServe is `leasehold serve`: migrate the store, start the reclaimer
@@ -25,16 +25,37 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	db := fs.String("db", defaultStore(), "postgres:// URL or SQLite file path")
 	listen := fs.String("listen", defaultListen, "address to serve the HTTP API on")
 	grace := fs.Duration("shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may finish after SIGINT/SIGTERM")
+	certFile := fs.String("tls-cert", "", "PEM certificate (chain) file: serve HTTPS (with --tls-key)")
+	keyFile := fs.String("tls-key", "", "PEM private key file of --tls-cert")
+	rateLimit := fs.Float64("rate-limit", 0, "requests per second each token may make (0: no limit); over it: 429")
+	rateBurst := fs.Int("rate-burst", 0, "requests a token may make at once (default: --rate-limit rounded up)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	scfg := server.Config{RateLimit: *rateLimit, RateBurst: *rateBurst}
+	if (*certFile == "") != (*keyFile == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	scheme := "http"
+	if *certFile != "" {
+		tc, err := server.LoadTLS(*certFile, *keyFile)
+		if err != nil {
+			return err
+		}
+		scfg.TLS, scheme = tc, "https"
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	c, err := openClient(ctx, *db, leasehold.Config{Logger: log}) // migrates
 	if err != nil {
 		return err
 	}
-	s, err := server.New(c, server.Config{Logger: log})
+	scfg.Logger = log
+	s, err := server.New(c, scfg)
 	if err != nil {
+		c.Close()
+		return err
+	}
+	if err := bootstrapToken(ctx, c, out); err != nil { // a zero-flag start is usable at once
 		c.Close()
 		return err
 	}
@@ -43,7 +64,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		c.Close()
 		return err
 	}
-	fmt.Fprintf(out, "leasehold serve: listening on http://%s (store: %s)\n", ln.Addr(), describeStore(*db))
+	fmt.Fprintf(out, "leasehold serve: listening on %s://%s (store: %s)\n", scheme, ln.Addr(), describeStore(*db))
 	rep, err := s.Serve(ctx, ln, *grace)
 	fmt.Fprintf(out, "leasehold serve: shutting down\n%s\n", rep)
 	return err

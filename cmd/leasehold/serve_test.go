@@ -63,9 +63,18 @@ func TestServeWalkthrough(t *testing.T) {
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
+	// A zero-flag start on an empty store mints an admin token and prints
+	// it once, before it listens.
+	m := regexp.MustCompile(`admin token: (lh_\S+)`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "%s", out)
+	token := m[1]
 	post := func(path, body string) map[string]any {
 		t.Helper()
-		resp, err := hc.Post(base+path, "application/json", strings.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := hc.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
@@ -75,6 +84,10 @@ func TestServeWalkthrough(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &v))
 		return v
 	}
+	anon, err := hc.Post(base+"/v1/runs", "application/json", strings.NewReader(`{"runs":[{"queue":"emails"}]}`))
+	require.NoError(t, err)
+	anon.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, anon.StatusCode, "no token, no call")
 	post("/v1/runs", `{"runs":[{"queue":"emails","payload":{"to":"ada@example.com"},"unique_key":"welcome-ada"}]}`)
 	claimed := post("/v1/runs/claim", `{"queue":"emails","owner":"runner-1","limit":10,"wait_ms":1000}`)
 	runs := claimed["runs"].([]any)
