@@ -28,8 +28,8 @@ type Server struct {
 	book    *leaseBook
 	metrics *metrics
 	mux     *http.ServeMux
-	tokens  *tokenCache // auth.go
-	limits  *rateLimits // ratelimit.go
+	tokens  *tokenCache  // auth.go
+	limits  *rateLimits  // ratelimit.go
 	hostAPI http.Handler // host.Handler(cfg.Host); nil without a host
 
 	// enqueued is closed (and replaced) when runs were enqueued through
