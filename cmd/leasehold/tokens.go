@@ -16,11 +16,17 @@ import (
 // tokens, straight in the store --db names (so it works with no server
 // running, and against the store a running server reads: a server sees a
 // token revoked here within its token cache's lifetime, 5s by default).
+const tokensUsage = "usage: leasehold tokens create --scope S [--scope S …] [--name N] | ls [--json] | revoke ID  (each with --db)"
+
 func runTokens(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: leasehold tokens create --scope S [--scope S …] [--name N] | ls [--json] | revoke ID")
+		return errors.New(tokensUsage)
 	}
 	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprintln(out, tokensUsage)
+		fmt.Fprintln(out, "scopes: admin | read | work | ACTION:queue:PATTERN | ACTION:world:PATTERN (ACTION read < work < admin; PATTERN a name, prefix*, or *)")
+		return nil
 	case "create":
 		return tokensCreate(ctx, args[1:], out)
 	case "ls", "list":
@@ -113,10 +119,18 @@ func tokensList(ctx context.Context, args []string, out io.Writer) error {
 func tokensRevoke(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlagSet("tokens revoke", out)
 	open := storeFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+	// The id may come before or after the flags.
+	var ids []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		ids, args = append(ids, fs.Arg(0)), fs.Args()[1:]
 	}
-	if fs.NArg() != 1 {
+	if len(ids) != 1 {
 		return errors.New("usage: leasehold tokens revoke [--db …] ID")
 	}
 	c, err := open(ctx)
@@ -124,7 +138,7 @@ func tokensRevoke(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	tok, err := c.RevokeToken(ctx, fs.Arg(0))
+	tok, err := c.RevokeToken(ctx, ids[0])
 	if err != nil {
 		return err
 	}
