@@ -227,5 +227,6 @@ func driveServer(t *testing.T, b *testBundle) map[string]string {
 		r := b.get(t, "/v1/runs/"+v)
 		out[key("get.id")] = outcomeOf(t, key("get.id"), r)
 	}
+	driveWorldsAndTokens(t, b, out) // hostile_worlds_test.go
 	return out
 }
