@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -315,3 +316,33 @@ func (b *testBundle) snapshot(t *testing.T, id int64) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// httpTransport is a transport the test closes the idle connections of.
+type httpTransport struct{ tr *http.Transport }
+
+func (h *httpTransport) get() *http.Transport {
+	if h.tr == nil {
+		h.tr = &http.Transport{}
+	}
+	return h.tr
+}
+
+func (h *httpTransport) close() { h.get().CloseIdleConnections() }
