@@ -35,6 +35,17 @@
 // string and bodies over Config.MaxBodyBytes are refused with a typed
 // problem before anything is written.
 //
+// # Auth
+//
+// Every route but /healthz needs a bearer token (package auth): the
+// store keeps its SHA-256 (driver.TokenStore) and the server caches what
+// it read for Config.TokenCacheTTL. Who may call what is one table,
+// authz.go: a rule per route — the action (read, work, admin) and where
+// the queue or world it is checked against comes from (the run in {id},
+// the world in {world}, or the body, checked by the handler). A route
+// without a rule is open to a bare admin token only, so a new route is
+// closed until it is given one. Config.RateLimit bounds each token's rate.
+//
 // The routes are in routes.go; openapi.json (served at /openapi.json)
 // documents them, and a test fails when the two differ.
 package server
