@@ -201,3 +201,25 @@ func TestTheRateLimitIsPerToken(t *testing.T) {
 	clk.Advance(time.Second)
 	require.Equal(t, http.StatusOK, b.get(t, "/readyz").status, "refilled")
 }
+
+// TestARevocationElsewhereIsSeenWithinTheCacheTTL: a token revoked in the
+// store by another process (the CLI, another server: here the client) is
+// still served from this server's cache until TokenCacheTTL has passed on
+// its clock, then refused — and a token never seen is read at once.
+func TestARevocationElsewhereIsSeenWithinTheCacheTTL(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Unix(1_000_000, 0))
+	b := setup(t, stores[0].open, leasehold.Config{}, server.Config{Clock: clk, TokenCacheTTL: 5 * time.Second})
+	secret, tok, err := b.c.CreateToken(t.Context(), "elsewhere", []string{"read"})
+	require.NoError(t, err)
+	a := b.as(t, secret)
+	require.Equal(t, http.StatusOK, a.get(t, "/readyz").status, "read from the store, then cached")
+	_, err = b.c.RevokeToken(t.Context(), tok.ID)
+	require.NoError(t, err)
+	clk.Advance(4 * time.Second)
+	require.Equal(t, http.StatusOK, a.get(t, "/readyz").status, "within the TTL the cache still vouches for it")
+	clk.Advance(time.Second)
+	a.get(t, "/readyz").problem(t, "unauthorized")
+	fresh := b.as(t, b.mint(t, "read"))
+	require.Equal(t, http.StatusOK, fresh.get(t, "/readyz").status)
+}
