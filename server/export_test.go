@@ -25,3 +25,6 @@ func (s *Server) BeginStopping() { s.beginStopping() }
 // HasRule reports whether a route ("METHOD path") has its own rule in
 // authz.go (one without falls back to a bare admin token).
 func HasRule(key string) bool { _, ok := rules[key]; return ok }
+
+// InFlight is the number of requests being answered.
+func (s *Server) InFlight() int64 { return s.inFlight.Load() }
