@@ -33,7 +33,7 @@ type rule struct {
 
 var (
 	foundation = []string{"clock", "lease"}
-	pureCore   = append([]string{"journal", "runs"}, foundation...)
+	pureCore   = append([]string{"journal", "runs", "auth"}, foundation...)
 	driverAPI  = append([]string{"driver"}, pureCore...)
 	lifecycle  = []string{"internal/rt", "internal/startstop", "internal/batcher"}
 	// io is what a pure package must not reach for: databases, the network,
@@ -58,6 +58,8 @@ var rules = map[string]rule{
 	// pure core: decisions over injected time, no I/O
 	"journal": {layer: "pure core", inside: foundation, noStd: io},
 	"runs":    {layer: "pure core", inside: join([]string{"journal"}, foundation), noStd: io},
+	// API tokens: secrets, hashes and scope rules; the store keeps them
+	"auth": {layer: "pure core", inside: join([]string{"journal"}, foundation), noStd: io},
 
 	// the driver interface and the drivers: SQL and error mapping only;
 	// a driver imports no other driver and none of the machinery above it
@@ -90,8 +92,9 @@ var rules = map[string]rule{
 		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// the HTTP API over a client: like the public face, it links no
 	// concrete driver (the CLI opens one and hands over the client)
-	"server": {layer: "surface", inside: join([]string{"", "internal/httpapi"}, driverAPI),
-		outside: []string{"github.com/prometheus/client_golang"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
+	// (and the world host a program attaches to it, for commands)
+	"server": {layer: "surface", inside: join([]string{"", "internal/httpapi", "host"}, driverAPI),
+		outside: []string{"github.com/prometheus/client_golang", "golang.org/x/time/rate"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// a program on the embedded store alone links no pgx
 	"examples/sqliteonly": {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},
 
