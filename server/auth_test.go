@@ -200,6 +200,10 @@ func TestTheRateLimitIsPerToken(t *testing.T) {
 	require.Equal(t, http.StatusOK, other.get(t, "/readyz").status, "another token has its own bucket")
 	clk.Advance(time.Second)
 	require.Equal(t, http.StatusOK, b.get(t, "/readyz").status, "refilled")
+	b.anon(t).get(t, "/readyz").problem(t, "unauthorized")
+	m := other.get(t, "/metrics")
+	require.Contains(t, string(m.body), `leasehold_http_auth_refusals_total{reason="rate-limited"} 2`)
+	require.Contains(t, string(m.body), `leasehold_http_auth_refusals_total{reason="unauthorized"} 1`)
 }
 
 // TestARevocationElsewhereIsSeenWithinTheCacheTTL: a token revoked in the

@@ -202,6 +202,7 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request, err error) {
 	if p.Status >= http.StatusInternalServerError {
 		s.cfg.Logger.Error("api call failed", "method", r.Method, "path", r.URL.Path, "type", p.Type, "err", err)
 	}
+	s.countAuthRefusal(p)
 	if p.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="leasehold"`) // RFC 6750 §3
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/host"
@@ -31,6 +33,8 @@ type Server struct {
 	tokens  *tokenCache  // auth.go
 	limits  *rateLimits  // ratelimit.go
 	hostAPI http.Handler // host.Handler(cfg.Host); nil without a host
+
+	authRefusals *prometheus.CounterVec // metrics_auth.go
 
 	// enqueued is closed (and replaced) when runs were enqueued through
 	// this server, waking long-polling claims at once.
@@ -63,6 +67,8 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 		s.hostAPI = host.Handler(cfg.Host)
 	}
 	s.metrics = newMetrics()
+	s.authRefusals = newAuthRefusals()
+	s.metrics.reg.MustRegister(s.authRefusals)
 	if pr, ok := s.d.(driver.PoolReporter); ok {
 		s.metrics.reg.MustRegister(newPoolCollector(pr))
 	}
