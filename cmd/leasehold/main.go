@@ -25,7 +25,7 @@ type command struct {
 }
 
 var commands = []command{
-	{"serve", "serve the HTTP API (runs: enqueue, claim, renew, effects, events, complete) on --listen (default 127.0.0.1:7460)", runServe},
+	{"serve", "serve the HTTP API (runs, worlds, tokens; bearer tokens required, --tls-cert/--tls-key for HTTPS) on --listen (default 127.0.0.1:7460)", runServe},
 	{"tokens", "API bearer tokens: `tokens create --scope S [--name N]`, `tokens ls [--json]`, `tokens revoke ID`", runTokens},
 	{"demo", "create a world, append, hand the lease around, show a fenced zombie, audit", runDemo},
 	{"migrate", "apply pending schema migrations", runMigrate},
