@@ -24,6 +24,7 @@ func runBenchWorlds(ctx context.Context, args []string, out io.Writer) error {
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema`)
 	subs := fs.Int("submitters", 8, "concurrent submitters")
 	inflight := fs.Int("inflight", 64, "commands each submitter keeps outstanding")
+	maxBatch := fs.Int("max-batch", 0, "commands per turn batch (one group commit); 0: the host's default")
 	phase := fs.Duration("phase", 5*time.Second, "duration of each phase (home, spill, home again)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -40,7 +41,7 @@ func runBenchWorlds(ctx context.Context, args []string, out io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cfg := bench.WorldsConfig{Submitters: *subs, InFlight: *inflight, Phase: *phase}
+	cfg := bench.WorldsConfig{Submitters: *subs, InFlight: *inflight, Phase: *phase, MaxBatch: *maxBatch}
 	fmt.Fprintf(out, "leasehold bench worlds — %s; one world, bank program, %d submitters x %d in flight, %s per phase\n",
 		time.Now().UTC().Format(time.RFC3339), cfg.Submitters, cfg.InFlight, cfg.Phase)
 	type opened struct {

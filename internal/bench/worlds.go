@@ -24,6 +24,7 @@ type WorldsConfig struct {
 	Submitters int
 	InFlight   int
 	Phase      time.Duration
+	MaxBatch   int // host.Config.MaxBatch; 0: the host's default
 }
 
 // WorldsPhase is one phase's throughput.
@@ -63,7 +64,7 @@ func Worlds(ctx context.Context, d driver.Driver, cfg WorldsConfig) (WorldsResul
 		quiet = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	mk := func(node string) (*host.Host, error) {
-		return host.New(host.Config{Store: d, Node: node, Program: programs.Bank{}, Logger: quiet, InboxLimit: 1 << 20})
+		return host.New(host.Config{Store: d, Node: node, Program: programs.Bank{}, Logger: quiet, InboxLimit: 1 << 20, MaxBatch: cfg.MaxBatch})
 	}
 	home, err := mk("home")
 	if err != nil {
