@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"sync"
 )
 
 // canonicalDomain prefixes every canonical encoding, so a hash or signature
@@ -31,14 +32,17 @@ const canonicalDomain = "leasehold/journal/v1\n"
 func Canonical(e *Entry) []byte {
 	n := len(canonicalDomain) + 4*6 + 8*3 +
 		len(e.World) + len(e.Kind) + len(e.Holder) + len(e.Key) + len(e.PrevHash) + len(e.Payload)
-	b := make([]byte, 0, n)
+	return appendCanonical(make([]byte, 0, n), e)
+}
+
+func appendCanonical(b []byte, e *Entry) []byte {
 	b = append(b, canonicalDomain...)
-	b = appendBytes(b, []byte(e.World))
+	b = appendString(b, e.World)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Position))
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Epoch))
-	b = appendBytes(b, []byte(e.Kind))
-	b = appendBytes(b, []byte(e.Holder))
-	b = appendBytes(b, []byte(e.Key))
+	b = appendString(b, string(e.Kind))
+	b = appendString(b, e.Holder)
+	b = appendString(b, e.Key)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.StoreTime.UnixMicro()))
 	b = appendBytes(b, e.PrevHash)
 	b = appendBytes(b, e.Payload)
@@ -50,9 +54,31 @@ func appendBytes(b, v []byte) []byte {
 	return append(b, v...)
 }
 
+func appendString(b []byte, v string) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+	return append(b, v...)
+}
+
+// scratch lends the encodings a buffer to hash from: hashing every entry
+// of every batch (planning, sealing, signing, verifying) is on the append
+// path, and the encoding itself need not outlive the hash.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// hashOf is SHA-256 of what enc appends to an empty buffer.
+func hashOf(enc func([]byte) []byte) [sha256.Size]byte {
+	bp := scratch.Get().(*[]byte)
+	b := enc((*bp)[:0])
+	sum := sha256.Sum256(b)
+	if cap(b) <= 64<<10 { // a buffer grown for a huge payload is let go
+		*bp = b
+		scratch.Put(bp)
+	}
+	return sum
+}
+
 // ComputeHash returns SHA-256(Canonical(e)).
 func ComputeHash(e *Entry) []byte {
-	sum := sha256.Sum256(Canonical(e))
+	sum := hashOf(func(b []byte) []byte { return appendCanonical(b, e) })
 	return sum[:]
 }
 

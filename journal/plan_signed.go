@@ -86,6 +86,7 @@ func planSigned(s State, now time.Time, reqs []AppendRequest, alreadyRejected fu
 		}
 		return all(s.refused("append", first.Holder, first.Epoch, reason))
 	}
+	b.plan.Entries = make([]Entry, 0, len(cp))
 	for i, r := range cp {
 		b.plan.Cond.MaxGrantedAt = min(b.plan.Cond.MaxGrantedAt, r.SeenPosition)
 		b.addSigned(r.Kind, r.Holder, r.Epoch, r.Key, r.Payload, r.Signature)

@@ -44,13 +44,16 @@ var signStart = func() []byte { d := sha256.Sum256([]byte(signDomain)); return d
 
 // SignedBody returns the bytes of e that its batch signature covers.
 func SignedBody(e *Entry) []byte {
-	b := make([]byte, 0, 4*5+8*2+len(e.World)+len(e.Kind)+len(e.Holder)+len(e.Key)+len(e.Payload))
-	b = appendBytes(b, []byte(e.World))
+	return appendSignedBody(make([]byte, 0, 4*5+8*2+len(e.World)+len(e.Kind)+len(e.Holder)+len(e.Key)+len(e.Payload)), e)
+}
+
+func appendSignedBody(b []byte, e *Entry) []byte {
+	b = appendString(b, e.World)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Position))
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Epoch))
-	b = appendBytes(b, []byte(e.Kind))
-	b = appendBytes(b, []byte(e.Holder))
-	b = appendBytes(b, []byte(e.Key))
+	b = appendString(b, string(e.Kind))
+	b = appendString(b, e.Holder)
+	b = appendString(b, e.Key)
 	b = appendBytes(b, e.Payload)
 	return b
 }
@@ -60,10 +63,8 @@ func chainDigest(d []byte, e *Entry) []byte {
 	if d == nil {
 		d = signStart
 	}
-	h := sha256.New()
-	h.Write(d)
-	h.Write(SignedBody(e))
-	return h.Sum(nil)
+	sum := hashOf(func(b []byte) []byte { return appendSignedBody(append(b, d...), e) })
+	return sum[:]
 }
 
 // BatchDigest is the digest a signature over entries covers: entries are

@@ -1,9 +1,12 @@
 package journal
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,4 +203,30 @@ func TestBindKeysOnHandoff(t *testing.T) {
 	commit(t, &es, p)
 	_, err = DecodeKey(hex.EncodeToString(pub2[:31]))
 	require.Error(t, err)
+}
+
+// FuzzHashesMatchTheirEncodings holds the pooled, streamed hashing to the
+// encodings it hashes: ComputeHash is SHA-256 of Canonical, and a batch's
+// digest chains SHA-256 over the previous digest and SignedBody.
+func FuzzHashesMatchTheirEncodings(f *testing.F) {
+	f.Add("w", int64(1), int64(1), "k", "h", "key", []byte(`{"a":1}`), []byte{})
+	f.Add("world-é", int64(9), int64(3), "host.turn", "node-1", "", []byte(strings.Repeat("x", 3000)), bytes.Repeat([]byte{7}, 32))
+	f.Fuzz(func(t *testing.T, world string, pos, epoch int64, kind, holder, key string, payload, prev []byte) {
+		e := Entry{World: world, Position: pos, Epoch: epoch, Kind: Kind(kind), Holder: holder, Key: key,
+			Payload: payload, PrevHash: prev, StoreTime: time.UnixMicro(pos * 7)}
+		want := sha256.Sum256(Canonical(&e))
+		if got := ComputeHash(&e); !bytes.Equal(got, want[:]) {
+			t.Fatalf("ComputeHash = %x, SHA-256(Canonical) = %x", got, want)
+		}
+		h := sha256.New()
+		h.Write(signStart)
+		h.Write(SignedBody(&e))
+		d1 := h.Sum(nil)
+		h = sha256.New()
+		h.Write(d1)
+		h.Write(SignedBody(&e))
+		if got := BatchDigest([]Entry{e, e}); !bytes.Equal(got, h.Sum(nil)) {
+			t.Fatalf("BatchDigest differs from the chained SHA-256 over SignedBody")
+		}
+	})
 }

@@ -151,7 +151,12 @@ func controlOrBidi(c rune) bool {
 // library stores (runs.NormalizePayload applies it), so whatever it accepts
 // exports, audits and imports. Compact form is what makes the JSONL export byte-exact,
 // so a payload's hash survives export and import.
-func NormalizePayload(p []byte) ([]byte, error) {
+func NormalizePayload(p []byte) ([]byte, error) { return normalizePayload(p, true) }
+
+// normalizePayload is NormalizePayload; with clone false, a payload
+// already in its stored form is returned as is (the caller's own bytes),
+// for a caller that only replaces p by the result.
+func normalizePayload(p []byte, clone bool) ([]byte, error) {
 	// JSON's own whitespace only (RFC 8259 §2): bytes.TrimSpace also trims
 	// Unicode spaces, and so took a payload of a lone U+00A0 or U+0085 —
 	// not JSON — for an empty one and stored it as null.
@@ -174,6 +179,9 @@ func NormalizePayload(p []byte) ([]byte, error) {
 	// building a copy byte by byte. The copy keeps the old contract: the
 	// result never aliases the caller's buffer.
 	if !loose && len(p) <= MaxPayloadBytes && json.Valid(p) {
+		if !clone {
+			return p, nil
+		}
 		return bytes.Clone(p), nil
 	}
 	// json.Compact validates as it compacts (one scan, not two).
@@ -257,7 +265,7 @@ func ValidateAppend(r *AppendRequest) error {
 	if err := ValidateKey(r.Key); err != nil {
 		return err
 	}
-	p, err := NormalizePayload(r.Payload)
+	p, err := normalizePayload(r.Payload, false)
 	if err != nil {
 		return err
 	}
