@@ -34,6 +34,7 @@ type Client struct {
 	events     *scheduler.EventCommitter
 	eventsOnce sync.Once
 	reclaimer  *scheduler.Reclaimer
+	cleaner    *scheduler.Cleaner
 }
 
 // Driver is a store of record: what sqlite.Open (package
@@ -62,7 +63,9 @@ func NewClient(ctx context.Context, d Driver, cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, d: d, appender: world.NewAppender(d, world.AppenderConfig{}),
 		sweeper:   world.NewSweeper(d, cfg.Clock, cfg.WorldTiming, cfg.Logger),
 		events:    scheduler.NewEventCommitter(d, scheduler.EventCommitterConfig{Logger: cfg.Logger}),
-		reclaimer: scheduler.NewReclaimer(d, scheduler.ReclaimerConfig{Clock: cfg.Clock, Logger: cfg.Logger})}
+		reclaimer: scheduler.NewReclaimer(d, scheduler.ReclaimerConfig{Clock: cfg.Clock, Logger: cfg.Logger}),
+		cleaner: scheduler.NewCleaner(d, scheduler.CleanerConfig{Retention: cfg.retention(), Interval: cfg.CleanerInterval,
+			Batch: cfg.CleanerBatch, Clock: cfg.Clock, Logger: cfg.Logger})}
 	if !cfg.SkipMigrate {
 		if _, err := d.Migrate(ctx); err != nil {
 			d.Close()
@@ -131,7 +134,7 @@ func (c *Client) closeDriver() error {
 // services lists the client's background services in stop order: the
 // loops that write first, then the batchers that take writes.
 func (c *Client) services() []startstop.Service {
-	return []startstop.Service{c.sweeper, c.reclaimer, c.events, c.appender}
+	return []startstop.Service{c.sweeper, c.reclaimer, c.cleaner, c.events, c.appender}
 }
 
 // Driver returns the underlying driver. Its interface is not a stable API.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
@@ -33,6 +35,21 @@ type Config struct {
 	// (ErrUnknownQueue, ErrInvalid), so a typo cannot park runs where no
 	// worker will ever look. Empty accepts every valid queue name.
 	Queues []string
+	// Retention is how long the cleaner (Client.StartCleaner) keeps
+	// finished runs, with their effects and events, per final state. Nil
+	// takes DefaultRetention(): completed 24 h, failed and cancelled 7
+	// days. A field of 0 keeps that state's runs forever; a negative one,
+	// or one past runs.MaxRetention (ten years), is refused at NewClient
+	// with an error naming the field (ErrInvalid). A run with an
+	// unresolved uncertain effect is kept whatever its age.
+	Retention *Retention
+	// CleanerInterval is the period of the cleaner's passes. Defaults to
+	// 30s; negative is refused.
+	CleanerInterval time.Duration
+	// CleanerBatch bounds one delete transaction of the cleaner, in runs
+	// (each with its effects and events). Defaults to 1000; at most
+	// driver.MaxRunDeleteBatch; negative is refused.
+	CleanerBatch int
 	// CloseTimeout bounds Client.Close: how long the last event flush and
 	// the queued appends are retried before what is still unwritten is
 	// failed back to its callers with ErrClosed. Defaults to 5s.
@@ -67,5 +84,31 @@ func (c Config) Validate() error {
 	if err := c.WorldTiming.Validate(); err != nil {
 		return fmt.Errorf("leasehold: world timing: %w", err)
 	}
+	if c.Retention != nil {
+		if err := c.Retention.Validate(); err != nil {
+			return fmt.Errorf("leasehold: %w", err)
+		}
+	}
+	if c.CleanerInterval < 0 {
+		return fmt.Errorf("leasehold: %w", &journal.InputError{Field: "cleaner_interval", Problem: fmt.Sprintf("%s is negative", c.CleanerInterval)})
+	}
+	if c.CleanerBatch < 0 || c.CleanerBatch > driver.MaxRunDeleteBatch {
+		return fmt.Errorf("leasehold: %w", &journal.InputError{Field: "cleaner_batch", Problem: fmt.Sprintf("%d is outside 0 (default)..%d", c.CleanerBatch, driver.MaxRunDeleteBatch)})
+	}
 	return nil
+}
+
+// Retention is how long finished runs are kept per final state; see
+// Config.Retention.
+type Retention = runs.Retention
+
+// DefaultRetention is completed 24 h, failed and cancelled 7 days.
+func DefaultRetention() Retention { return runs.DefaultRetention() }
+
+// retention is the retention in force.
+func (c Config) retention() Retention {
+	if c.Retention == nil {
+		return DefaultRetention()
+	}
+	return *c.Retention
 }

@@ -29,7 +29,8 @@ var (
 // EffectStore (effects.go).
 type Driver interface {
 	RunStore
-	RunLister // runs_list.go
+	RunLister   // runs_list.go
+	RunRetainer // runs_retention.go
 	EffectStore
 	HomeStore    // home.go
 	NodeKeyStore // nodekeys.go

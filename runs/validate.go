@@ -33,6 +33,19 @@ type Enqueue struct {
 	Delay       time.Duration // run no earlier than store now + Delay; default 0
 	MaxAttempts int           // default DefaultAttempts
 	UniqueKey   string        // optional: a second enqueue with the same key returns the first run
+	// UniqueStates are the states in which the run holds its UniqueKey
+	// (unique.go): always available, running and blocked; of the final
+	// states, by default completed only — so a failed or cancelled run
+	// frees its key, and a completed one holds it until the cleaner
+	// deletes it (Retention). Nil takes DefaultUniqueStates.
+	UniqueStates []State
+	// UniquePeriod scopes the key to a period of the store clock: the key
+	// is held only by runs enqueued in the same period, counted from the
+	// Unix epoch in UTC (24h: one run per UTC day). 0: no period. The
+	// bucket is the period's start: one key under two different periods
+	// collides where their buckets start together (a daily and an hourly
+	// "report" at midnight), so give each schedule its own key.
+	UniquePeriod time.Duration
 }
 
 // invalid returns a *journal.InputError, which unwraps to lease.ErrInvalid.
@@ -79,7 +92,7 @@ func ValidateEnqueue(e *Enqueue) error {
 	if err := journal.ValidateKey(e.UniqueKey); err != nil {
 		return invalid("unique_key", "%v", err)
 	}
-	return nil
+	return validateUnique(e)
 }
 
 // NormalizePayload validates JSON up to MaxPayloadBytes compact (input up

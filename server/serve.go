@@ -53,8 +53,8 @@ func (r ShutdownReport) String() string {
 }
 
 // Serve is the whole `leasehold serve` lifecycle on ln: it starts the
-// client's background services (the run reclaimer and the world expiry
-// sweep — the client's own, through its one lifecycle), serves the API
+// client's background services (the run reclaimer, the retention
+// cleaner and the world expiry sweep — the client's own, through its one lifecycle), serves the API
 // until ctx ends, then shuts down in order: long polls answer, new claims
 // and readiness are refused, in-flight requests finish within timeout
 // (DefaultShutdownTimeout when <= 0), and the client is closed (its
@@ -67,6 +67,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, timeout time.Durati
 	start := func() error {
 		if err := s.c.StartReclaimer(context.Background()); err != nil { // stopped by Close
 			return fmt.Errorf("starting the reclaimer: %w", err)
+		}
+		if err := s.c.StartCleaner(context.Background()); err != nil { // stopped by Close
+			return fmt.Errorf("starting the retention cleaner: %w", err)
 		}
 		if err := s.c.StartSweeper(context.Background()); err != nil {
 			return fmt.Errorf("starting the world sweep: %w", err)

@@ -69,6 +69,7 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	s.metrics = newMetrics()
 	s.authRefusals = newAuthRefusals()
 	s.metrics.reg.MustRegister(s.authRefusals)
+	s.metrics.reg.MustRegister(c.CleanerCollector())
 	if pr, ok := s.d.(driver.PoolReporter); ok {
 		s.metrics.reg.MustRegister(newPoolCollector(pr))
 	}

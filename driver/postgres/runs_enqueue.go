@@ -17,22 +17,41 @@ import (
 )
 
 // insertRun inserts one run with a unique key, or nothing when the key is
-// taken. ON CONFLICT waits for a transaction that holds the key
-// uncommitted: if that one commits, nothing is inserted; if it rolls back,
-// this insert goes ahead. Either way the key's owner is settled when the
-// statement returns.
+// held by another run (runs_unique_key: the same key and period bucket,
+// held while that run's state is in its unique_states; $8 is this run's
+// set, $9 its period in microseconds, 0 for none). ON CONFLICT waits for a
+// transaction that holds the key uncommitted: if that one commits, nothing
+// is inserted; if it rolls back, this insert goes ahead. Either way the
+// key's owner is settled when the statement returns. The conflict target
+// is left out: the index's predicate is an expression no target could
+// name, and the identity id cannot conflict.
 const insertRun = `WITH ` + storeNowSQL + `
-INSERT INTO runs (queue, payload, priority, state, max_attempts, scheduled_at, unique_key, created_at)
-SELECT $2, $3, $4, 'available', $5, t.now + $6::interval, $7, t.now FROM t
-ON CONFLICT (unique_key) WHERE unique_key <> '' DO NOTHING
+INSERT INTO runs (queue, payload, priority, state, max_attempts, scheduled_at, unique_key, created_at, unique_states, unique_bucket)
+SELECT $2, $3, $4, 'available', $5, t.now + $6::interval, $7, t.now, $8, ` + uniqueBucketSQL + ` FROM t
+ON CONFLICT DO NOTHING
 RETURNING ` + runColumns
 
-// findRunsByKey finds the runs holding the batch's unique keys. It is its
-// own statement, after the inserts: under READ COMMITTED it takes a fresh
+// uniqueBucketSQL is the period bucket of store time t.now for a period of
+// $9 microseconds (0: none), as runs.Enqueue.UniqueBucket computes it.
+const uniqueBucketSQL = `CASE WHEN $9::bigint > 0 THEN
+    (floor(extract(epoch FROM t.now) * 1000000)::bigint / $9::bigint) * $9::bigint ELSE 0 END`
+
+// uniqueHeldSQL is runs_unique_key's predicate: the row holds its key.
+const uniqueHeldSQL = `unique_key <> '' AND (unique_states & (CASE state
+    WHEN 'available' THEN 1 WHEN 'running' THEN 2 WHEN 'blocked' THEN 4
+    WHEN 'completed' THEN 8 WHEN 'failed' THEN 16 WHEN 'cancelled' THEN 32 ELSE 0 END)) <> 0`
+
+// findRunsByKey finds the runs holding the batch's unique keys: per key,
+// the holder of the latest period bucket (the one an insert of this batch
+// just conflicted with: no later bucket has begun unless the store clock
+// crossed a period's end between the two statements). It is its own
+// statement, after the inserts: under READ COMMITTED it takes a fresh
 // snapshot, so it sees a conflicting run whose transaction committed while
 // an insert waited for it (a CTE of the INSERT would not: it shares the
 // insert's snapshot, taken before the wait).
-const findRunsByKey = `SELECT ` + runColumns + ` FROM runs WHERE unique_key = ANY($1::text[])`
+const findRunsByKey = `SELECT DISTINCT ON (unique_key) ` + runColumns + ` FROM runs
+WHERE unique_key = ANY($1::text[]) AND ` + uniqueHeldSQL + `
+ORDER BY unique_key, unique_bucket DESC`
 
 // lockRunKeys takes a transaction-scoped advisory lock per unique key of
 // the batch, in one global order (by the lock's hash), before any insert.
@@ -179,7 +198,8 @@ func (pl *enqueuePlan) queue(b *pgx.Batch, now *time.Time) {
 	for _, s := range pl.steps {
 		if s.keyed {
 			e := &es[s.from]
-			b.Queue(insertRun, now, e.Queue, e.Payload, e.Priority, e.MaxAttempts, e.Delay, e.UniqueKey)
+			b.Queue(insertRun, now, e.Queue, e.Payload, e.Priority, e.MaxAttempts, e.Delay, e.UniqueKey,
+				e.UniqueMask(), e.UniquePeriod.Microseconds())
 		} else {
 			queueChunk(b, now, es[s.from:s.to])
 		}
@@ -243,15 +263,44 @@ func (pl *enqueuePlan) read(br pgx.BatchResults) ([]driver.RunEnqueued, error) {
 			continue
 		}
 		if out[i].Run = byKey[es[i].UniqueKey]; out[i].Run == nil {
-			// Runs are never deleted, so a key that refused an insert
-			// must be held by a committed run.
-			return nil, fmt.Errorf("unique key %q refused the insert but no run holds it", es[i].UniqueKey)
+			// The holder left its unique states (cancelled, failed, or
+			// deleted by the cleaner) between the insert and the lookup:
+			// the batch rolls back and the caller may enqueue again.
+			return nil, &keyReleasedError{key: es[i].UniqueKey}
 		}
 	}
 	return out, nil
 }
 
+// keyReleasedError is a unique key that refused an insert and was
+// released before the lookup could read its holder. RunEnqueue tries the
+// batch again (its transaction rolled back); in the caller's own
+// transaction it is the caller's ErrConflict to retry.
+type keyReleasedError struct{ key string }
+
+func (e *keyReleasedError) Error() string {
+	return fmt.Sprintf("unique key %q refused the insert, then its run released it before it could be read; enqueue again", e.key)
+}
+
+// Unwrap returns ErrConflict.
+func (e *keyReleasedError) Unwrap() error { return driver.ErrConflict }
+
+// enqueueTries bounds RunEnqueue's retries of a batch whose key holder
+// released the key mid-batch: each needs a holder leaving its unique
+// states in the microseconds between two statements.
+const enqueueTries = 3
+
 func (d *store) enqueue(ctx context.Context, crit bool, es []runs.Enqueue) (out []driver.RunEnqueued, err error) {
+	for try := 1; ; try++ {
+		out, err = d.enqueueOnce(ctx, crit, es)
+		var kr *keyReleasedError
+		if err == nil || !errors.As(err, &kr) || try == enqueueTries || ctx.Err() != nil {
+			return out, err
+		}
+	}
+}
+
+func (d *store) enqueueOnce(ctx context.Context, crit bool, es []runs.Enqueue) (out []driver.RunEnqueued, err error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: enqueueing %d runs: %w", len(es), withCtx(ctx, err))
 	}

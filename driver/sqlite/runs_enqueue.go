@@ -13,14 +13,26 @@ import (
 	"github.com/leasehold/leasehold/runs"
 )
 
-// runInsertSQL inserts one available run. A taken unique key makes it
-// insert nothing and return no row (the conflict target names the partial
-// unique index, so runs without a key never conflict); any other constraint
-// failure is still an error.
-const runInsertSQL = `INSERT INTO runs (queue, payload, priority, state, max_attempts, scheduled_at, unique_key, created_at)
-VALUES (?, ?, ?, 'available', ?, ?, ?, ?)
-ON CONFLICT (unique_key) WHERE unique_key <> '' DO NOTHING
+// runInsertSQL inserts one available run. A unique key held by another
+// run (runs_unique_key: the same key and period bucket, held while that
+// run's state is in its unique_states) makes it insert nothing and return
+// no row. The conflict target is left out: the index's predicate is an
+// expression no target could name, and the only other unique constraint,
+// the AUTOINCREMENT id, cannot conflict. Any other constraint failure is
+// still an error.
+const runInsertSQL = `INSERT INTO runs (queue, payload, priority, state, max_attempts, scheduled_at, unique_key, created_at, unique_states, unique_bucket)
+VALUES (?, ?, ?, 'available', ?, ?, ?, ?, ?, ?)
+ON CONFLICT DO NOTHING
 RETURNING ` + runColumns
+
+// uniqueHeldSQL is runs_unique_key's predicate: the row holds its key.
+const uniqueHeldSQL = `unique_key <> '' AND (unique_states & (CASE state
+    WHEN 'available' THEN 1 WHEN 'running' THEN 2 WHEN 'blocked' THEN 4
+    WHEN 'completed' THEN 8 WHEN 'failed' THEN 16 WHEN 'cancelled' THEN 32 ELSE 0 END)) <> 0`
+
+// keylessUniqueStates is what a run without a unique key stores in
+// unique_states: the column's default, as the chunk insert leaves it.
+const keylessUniqueStates = 63
 
 // enqueueChunk is how many runs without a unique key one
 // runInsertChunkSQL inserts. Per run, a statement per chunk costs a
@@ -183,11 +195,15 @@ func (w *enqueueWriter) one(i int) error {
 		}
 	}
 	e := &w.es[i]
+	mask, bucket := e.UniqueMask(), e.UniqueBucket(w.now)
+	if e.UniqueKey == "" {
+		mask = keylessUniqueStates
+	}
 	r, err := scanRun(w.insert.QueryRowContext(w.ctx, e.Queue, e.Payload, e.Priority, e.MaxAttempts,
-		w.now+e.Delay.Microseconds(), e.UniqueKey, w.now))
+		w.now+e.Delay.Microseconds(), e.UniqueKey, w.now, mask, bucket))
 	if errors.Is(err, sql.ErrNoRows) && e.UniqueKey != "" {
 		w.out[i].Existing = true
-		r, err = scanRun(w.byKey.QueryRowContext(w.ctx, e.UniqueKey))
+		r, err = scanRun(w.byKey.QueryRowContext(w.ctx, e.UniqueKey, bucket))
 	}
 	if err != nil {
 		return w.fail(i, err)

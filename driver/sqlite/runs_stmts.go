@@ -15,8 +15,9 @@ type runStmts struct {
 	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, snooze, block, unblock, cancel, reclaim *sql.Stmt
 }
 
-// runSelectByKeySQL reads the run holding a unique key.
-const runSelectByKeySQL = `SELECT ` + runColumns + ` FROM runs WHERE unique_key = ? AND unique_key <> ''`
+// runSelectByKeySQL reads the run holding a unique key in a period
+// bucket (runs_unique_key: at most one).
+const runSelectByKeySQL = `SELECT ` + runColumns + ` FROM runs WHERE unique_key = ? AND unique_bucket = ? AND ` + uniqueHeldSQL
 
 type runStmtCache struct {
 	mu sync.Mutex // guards s; held only while preparing
