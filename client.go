@@ -35,6 +35,7 @@ type Client struct {
 	eventsOnce sync.Once
 	reclaimer  *scheduler.Reclaimer
 	cleaner    *scheduler.Cleaner
+	periodic   *scheduler.PeriodicService
 }
 
 // Driver is a store of record: what sqlite.Open (package
@@ -66,6 +67,11 @@ func NewClient(ctx context.Context, d Driver, cfg Config) (*Client, error) {
 		reclaimer: scheduler.NewReclaimer(d, scheduler.ReclaimerConfig{Clock: cfg.Clock, Logger: cfg.Logger}),
 		cleaner: scheduler.NewCleaner(d, scheduler.CleanerConfig{Retention: cfg.retention(), Interval: cfg.CleanerInterval,
 			Batch: cfg.CleanerBatch, Clock: cfg.Clock, Logger: cfg.Logger})}
+	var err error
+	if c.periodic, err = c.newPeriodic(); err != nil {
+		d.Close()
+		return nil, err
+	}
 	if !cfg.SkipMigrate {
 		if _, err := d.Migrate(ctx); err != nil {
 			d.Close()
@@ -134,7 +140,7 @@ func (c *Client) closeDriver() error {
 // services lists the client's background services in stop order: the
 // loops that write first, then the batchers that take writes.
 func (c *Client) services() []startstop.Service {
-	return []startstop.Service{c.sweeper, c.reclaimer, c.cleaner, c.events, c.appender}
+	return []startstop.Service{c.periodic, c.sweeper, c.reclaimer, c.cleaner, c.events, c.appender}
 }
 
 // Driver returns the underlying driver. Its interface is not a stable API.

@@ -3,10 +3,12 @@ package leasehold
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
@@ -50,6 +52,13 @@ type Config struct {
 	// (each with its effects and events). Defaults to 1000; at most
 	// driver.MaxRunDeleteBatch; negative is refused.
 	CleanerBatch int
+	// Periodic are the periodic schedules Client.StartPeriodic runs: each
+	// a cron expression or a fixed interval and the run its ticks
+	// enqueue, exactly one per tick across any number of processes
+	// declaring the same schedule (periodic.go). A schedule that does not
+	// parse is refused at NewClient with an error naming its field
+	// (periodic[i].cron…, ErrInvalid).
+	Periodic []PeriodicRun
 	// CloseTimeout bounds Client.Close: how long the last event flush and
 	// the queued appends are retried before what is still unwritten is
 	// failed back to its callers with ErrClosed. Defaults to 5s.
@@ -87,6 +96,14 @@ func (c Config) Validate() error {
 	if c.Retention != nil {
 		if err := c.Retention.Validate(); err != nil {
 			return fmt.Errorf("leasehold: %w", err)
+		}
+	}
+	if err := scheduler.ValidatePeriodic(c.Periodic); err != nil {
+		return fmt.Errorf("leasehold: %w", err)
+	}
+	for i, p := range c.Periodic {
+		if len(c.Queues) > 0 && !slices.Contains(c.Queues, p.Run.Queue) {
+			return fmt.Errorf("leasehold: periodic[%d].run: %w", i, &UnknownQueueError{Queue: p.Run.Queue, Known: c.Queues})
 		}
 	}
 	if c.CleanerInterval < 0 {
