@@ -54,6 +54,10 @@ type WorkerConfig struct {
 	// slot, before claiming again, so that one claim fills several freed
 	// slots. Defaults to 1ms.
 	FetchCooldown time.Duration
+	// Manual makes Start claim nothing by itself: the caller works runs
+	// one at a time with WorkOne (tests — see package leaseholdtest — and
+	// tools that step a worker).
+	Manual bool
 	// Clock drives heartbeats and polling. Defaults to the client's.
 	Clock clock.Clock
 	// Logger defaults to the client's.
@@ -62,7 +66,7 @@ type WorkerConfig struct {
 
 func (c WorkerConfig) internal() scheduler.WorkerConfig {
 	return scheduler.WorkerConfig{Owner: c.Owner, Queues: c.Queues, Timing: c.Timing, Mode: keeper.Mode(c.Mode),
-		ClockCheck: c.ClockCheck, Backoff: c.Backoff, MaxSnoozes: c.MaxSnoozes, FetchInterval: c.FetchInterval, FetchCooldown: c.FetchCooldown,
+		ClockCheck: c.ClockCheck, Backoff: c.Backoff, MaxSnoozes: c.MaxSnoozes, FetchInterval: c.FetchInterval, FetchCooldown: c.FetchCooldown, Manual: c.Manual,
 		Clock: c.Clock, Logger: c.Logger}
 }
 

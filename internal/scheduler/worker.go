@@ -71,6 +71,9 @@ type WorkerConfig struct {
 	// slot, before claiming again, so that one claim fills several freed
 	// slots. Defaults to 1ms.
 	FetchCooldown time.Duration
+	// Manual: Start claims nothing by itself; the caller works runs one at
+	// a time with WorkOne (worker_manual.go).
+	Manual bool
 
 	// Clock defaults to the real clock (it drives heartbeats and polling).
 	Clock clock.Clock
@@ -245,6 +248,9 @@ func (w *Worker) Start(ctx context.Context) error {
 			w.wake[q] = &rt.Signal{RT: w.rt}
 		}
 		for q, n := range w.cfg.Queues {
+			if w.cfg.Manual {
+				break
+			}
 			w.fetch.Add(1)
 			w.life.Go("fetch "+q, func() { w.fetchLoop(fctx, q, n) })
 		}
