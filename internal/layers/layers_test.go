@@ -75,7 +75,8 @@ var rules = map[string]rule{
 	"internal/keeper":    {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
 	"internal/doctor":    {layer: "machinery", inside: foundation},
 	"internal/world":     {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/bugs"})},
-	"internal/scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/doctor"})},
+	"internal/scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/doctor"}),
+		outside: []string{"github.com/prometheus/client_golang", "github.com/robfig/cron/v3"}},
 
 	// the world host: public because a user implements its Program and
 	// runs it in their own process; it links no concrete driver either
@@ -89,7 +90,10 @@ var rules = map[string]rule{
 	// the public face: the machinery, never a concrete driver (the user
 	// passes one to NewClient), so it links neither database library
 	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "internal/doctor", "host"}),
-		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
+		outside: []string{"github.com/prometheus/client_golang"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
+	// test helpers for users' tests (River's rivertest): over the public
+	// face; pgx for reading through a caller's pgx.Tx (test binaries only)
+	"leaseholdtest": {layer: "test helpers", inside: join([]string{""}, driverAPI), outside: []string{"github.com/jackc/pgx/v5"}},
 	// the HTTP API over a client: like the public face, it links no
 	// concrete driver (the CLI opens one and hands over the client)
 	// (and the world host a program attaches to it, for commands)
@@ -97,6 +101,7 @@ var rules = map[string]rule{
 		outside: []string{"github.com/prometheus/client_golang", "golang.org/x/time/rate"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// a program on the embedded store alone links no pgx
 	"examples/sqliteonly": {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},
+	"examples/billing":    {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},
 
 	// tools and test infrastructure
 	"internal/sim": {layer: "tool", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "driver/sqlite",
