@@ -113,7 +113,7 @@ func (c *Client) NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{w: w}, nil
+	return &Worker{w: w, mw: slices.Clone(cfg.Middleware)}, nil
 }
 
 // StartReclaimer runs the run reclaimer every P until Close. It is

@@ -54,6 +54,15 @@ type WorkerConfig struct {
 	// slot, before claiming again, so that one claim fills several freed
 	// slots. Defaults to 1ms.
 	FetchCooldown time.Duration
+	// Middleware wraps every handler of this worker, the first outermost
+	// (logging, metrics, tracing: see Middleware).
+	Middleware []Middleware
+	// Timeouts bounds a handler per queue: past its queue's timeout the
+	// handler's context ends, and an error it then returns fails the
+	// attempt with a *TimeoutError as the reason (it matches
+	// context.DeadlineExceeded). A queue not listed, or 0, has none;
+	// negative is refused.
+	Timeouts map[string]time.Duration
 	// Manual makes Start claim nothing by itself: the caller works runs
 	// one at a time with WorkOne (tests — see package leaseholdtest — and
 	// tools that step a worker).
@@ -66,7 +75,7 @@ type WorkerConfig struct {
 
 func (c WorkerConfig) internal() scheduler.WorkerConfig {
 	return scheduler.WorkerConfig{Owner: c.Owner, Queues: c.Queues, Timing: c.Timing, Mode: keeper.Mode(c.Mode),
-		ClockCheck: c.ClockCheck, Backoff: c.Backoff, MaxSnoozes: c.MaxSnoozes, FetchInterval: c.FetchInterval, FetchCooldown: c.FetchCooldown, Manual: c.Manual,
+		ClockCheck: c.ClockCheck, Backoff: c.Backoff, MaxSnoozes: c.MaxSnoozes, FetchInterval: c.FetchInterval, FetchCooldown: c.FetchCooldown, Manual: c.Manual, Timeouts: c.Timeouts,
 		Clock: c.Clock, Logger: c.Logger}
 }
 
@@ -103,7 +112,8 @@ func ParseHeartbeatMode(s string) (HeartbeatMode, error) {
 // default) and cancelling the handler's context the moment the lease is
 // lost. Create one with Client.NewWorker.
 type Worker struct {
-	w *scheduler.Worker
+	w  *scheduler.Worker
+	mw []Middleware
 }
 
 // Handler works one run. Returning nil completes it (fenced) with the
@@ -116,6 +126,7 @@ type Handler func(ctx context.Context, r *RunHandle) error
 
 // Handle registers the handler of a queue. Register before Start.
 func (w *Worker) Handle(queue string, h Handler) {
+	h = chain(w.mw, h)
 	w.w.Handle(queue, func(ctx context.Context, r *scheduler.Run) error {
 		return h(ctx, &RunHandle{ID: r.ID, Queue: r.Queue, Payload: r.Payload, Attempt: r.Attempt, Fence: r.Fence, r: r})
 	})
@@ -125,9 +136,15 @@ func (w *Worker) Handle(queue string, h Handler) {
 // It is idempotent; after Stop it fails with ErrClosed.
 func (w *Worker) Start(ctx context.Context) error { return w.w.Start(ctx) }
 
-// Stop stops claiming, waits for running handlers until ctx's deadline,
-// then cancels them, flushes the completions and the last renewals, and
-// stops the keeper. It is idempotent.
+// Stop is the two-stage graceful stop. First it stops claiming and lets
+// running handlers finish until ctx's deadline (their outcomes are written
+// as usual). Past the deadline it cancels the handlers still running; each
+// that then gives up (returns an error) has its run released with one
+// fenced write — available again at once, its attempt given back, its
+// place in the queue kept — so another worker claims it on its next poll
+// instead of waiting T_lease for the reclaimer. Then it flushes the
+// completions and the last renewals and stops the keeper. It is
+// idempotent; it returns ctx's error if the grace ran out.
 func (w *Worker) Stop(ctx context.Context) error { return w.w.Stop(ctx) }
 
 // Started is closed once the worker started.

@@ -31,6 +31,7 @@ type Driver interface {
 	RunStore
 	RunLister   // runs_list.go
 	RunRetainer // runs_retention.go
+	RunReleaser // runs_release.go
 	EffectStore
 	HomeStore    // home.go
 	NodeKeyStore // nodekeys.go

@@ -242,6 +242,10 @@ func (v validating) RunReclaim(ctx context.Context, p *RunReclaimParams) (*RunRe
 	return normalizedCall(ctx, p, typed(v, v.Driver.RunReclaim))
 }
 
+func (v validating) RunRelease(ctx context.Context, p *RunReleaseParams) (*Run, error) {
+	return checked(ctx, p, typed(v, v.Driver.RunRelease))
+}
+
 func (v validating) RunDeleteFinished(ctx context.Context, p *RunDeleteFinishedParams) (*RunDeleteFinishedResult, error) {
 	return checked(ctx, p, typed(v, v.Driver.RunDeleteFinished))
 }

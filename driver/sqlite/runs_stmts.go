@@ -12,7 +12,7 @@ import (
 // statement again). They are a cache of their own so that the world path
 // does not depend on the runs table, nor the run path on the worlds table.
 type runStmts struct {
-	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, snooze, block, unblock, cancel, reclaim *sql.Stmt
+	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, snooze, block, unblock, cancel, reclaim, release *sql.Stmt
 }
 
 // runSelectByKeySQL reads the run holding a unique key in a period
@@ -55,6 +55,7 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 		{&s.unblock, runUnblockSQL},
 		{&s.cancel, runCancelSQL},
 		{&s.reclaim, runReclaimSQL},
+		{&s.release, runReleaseSQL},
 	} {
 		st, err := d.w.PrepareContext(ctx, p.sql)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 // Store is what a worker needs of a driver.
 type Store interface {
 	driver.RunStore
+	driver.RunReleaser
 	driver.EffectStore
 }
 

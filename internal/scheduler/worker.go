@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
@@ -74,6 +75,11 @@ type WorkerConfig struct {
 	// Manual: Start claims nothing by itself; the caller works runs one at
 	// a time with WorkOne (worker_manual.go).
 	Manual bool
+	// Timeouts bounds a handler's run per queue (worker_stop.go): past it
+	// the handler's context ends and, if it returns an error, the attempt
+	// fails with the timeout as the reason. A queue not listed (or 0) has
+	// none; negative is refused.
+	Timeouts map[string]time.Duration
 
 	// Clock defaults to the real clock (it drives heartbeats and polling).
 	Clock clock.Clock
@@ -110,6 +116,9 @@ type Worker struct {
 
 	completer *completer
 	keeper    *keeper.Keeper
+	// releasing is set when Stop's grace ran out: handlers cancelled from
+	// then on release their runs (worker_stop.go) instead of failing them.
+	releasing atomic.Bool
 }
 
 // NewWorker validates cfg and returns a stopped worker. events is the
@@ -137,6 +146,9 @@ func NewWorker(store Store, events *EventCommitter, cfg WorkerConfig) (*Worker, 
 		cfg.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
 	}
 	if err := journal.ValidateID("owner", cfg.Owner); err != nil {
+		return nil, err
+	}
+	if err := validateTimeouts(cfg.Timeouts); err != nil {
 		return nil, err
 	}
 	if cfg.MaxSnoozes == 0 {
@@ -307,7 +319,12 @@ func (w *Worker) drain(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
-		w.hcancel() // past the deadline: the handlers' contexts end now
+		// Past the deadline, the second stage: the handlers' contexts end
+		// now, and each run whose handler gives up is released with a
+		// fenced write (finish), so another worker claims it on its next
+		// poll instead of after T_lease.
+		w.releasing.Store(true)
+		w.hcancel()
 		<-done
 	}
 	w.hcancel()
@@ -408,7 +425,7 @@ func (w *Worker) call(ctx context.Context, r *Run) (err error) {
 			err = pe
 		}
 	}()
-	return w.handlers[r.Queue](ctx, r)
+	return w.callTimed(ctx, r)
 }
 
 // heartbeat advances the lease every T_renew, as the keeper's mode says:
@@ -487,6 +504,8 @@ func (w *Worker) finish(r *Run, herr error) {
 	}
 	switch {
 	case herr == nil:
+	case w.releasing.Load() && r.ctx.Err() != nil && !errors.As(herr, &be):
+		err = w.release(ctx, r, herr)
 	case errors.As(herr, &se):
 		err = w.snooze(ctx, r, se)
 	case errors.As(herr, &be):

@@ -123,6 +123,15 @@ func (rs *runStore) RunFail(ctx context.Context, params *driver.RunFailParams) (
 	})
 }
 
+// RunRelease is a worker's release at a stop past its grace: in the
+// history it is a failed attempt's write (the run goes back to available
+// under the same fence), which is what the model checks of it.
+func (rs *runStore) RunRelease(ctx context.Context, params *driver.RunReleaseParams) (*driver.Run, error) {
+	return rs.final(ctx, opFail, params.ID, params.Fence, func() (*driver.Run, error) {
+		return rs.p.s.store.RunRelease(context.Background(), params)
+	})
+}
+
 // RunCompleteMany is the completer's group commit: one history operation
 // per completion, each accepted or refused (fenced) on its own.
 func (rs *runStore) RunCompleteMany(ctx context.Context, params *driver.RunCompleteManyParams) (*driver.RunCompleteManyResult, error) {
