@@ -7,4 +7,6 @@ import "context"
 // handler, fenced final write), and returns the run as the store has it
 // afterwards — or nil when no run of queue was due. The worker must have
 // been created with WorkerConfig.Manual and started.
-func (w *Worker) WorkOne(ctx context.Context, queue string) (*Run, error) { return w.w.WorkOne(ctx, queue) }
+func (w *Worker) WorkOne(ctx context.Context, queue string) (*Run, error) {
+	return w.w.WorkOne(ctx, queue)
+}

@@ -194,7 +194,10 @@ func TestEnqueueUncertainDrivesReconciliation(t *testing.T) {
 			var seen *leasehold.UncertainEffectError
 			called := false
 			res := leaseholdtest.Work(ctx, t, c, "pay", func(ctx context.Context, h *leasehold.RunHandle) error {
-				charge := func(context.Context, leasehold.EffectToken) ([]byte, error) { called = true; return []byte(`"new"`), nil }
+				charge := func(context.Context, leasehold.EffectToken) ([]byte, error) {
+					called = true
+					return []byte(`"new"`), nil
+				}
 				_, err := h.Effect(ctx, "charge", time.Second, charge)
 				if !errors.As(err, &seen) {
 					return fmt.Errorf("want uncertain, got %v", err)
