@@ -13,8 +13,9 @@ import (
 // fencing lives in its SQL WHERE; every time is the store's clock.
 type RunStore interface {
 	// RunEnqueue inserts runs in one transaction, in order. A run whose
-	// UniqueKey is already taken (by any run, in any state) is not
-	// inserted: its result is the existing run with Existing set — also
+	// UniqueKey is held — by a run in one of that run's UniqueStates, in
+	// the same UniquePeriod bucket of the store clock (runs/unique.go) —
+	// is not inserted: its result is the holder with Existing set, also
 	// when two enqueues race.
 	RunEnqueue(ctx context.Context, p *RunEnqueueParams) ([]RunEnqueued, error)
 	// RunEnqueueTx is RunEnqueue inside the caller's own transaction

@@ -96,7 +96,7 @@ func runBenchRetention(ctx context.Context, args []string, out io.Writer) error 
 		fmt.Fprintf(out, "  before: %d runs, %d effects, %d events, %.1f MiB\n", r.Before.Runs, r.Before.Effects, r.Before.Events, float64(r.Before.Bytes)/(1<<20))
 		fmt.Fprintf(out, "  cleanup: %d runs, %d effects, %d events deleted in %d batches, %s\n",
 			r.Deleted.Runs, r.Deleted.Effects, r.Deleted.Events, r.Deleted.Batches, r.Cleanup.Round(time.Millisecond))
-		fmt.Fprintf(out, "  after:  %d runs, %d effects, %d events, %.1f MiB (Postgres frees space to reuse, not to the OS, until VACUUM FULL)\n",
+		fmt.Fprintf(out, "  after:  %d runs, %d effects, %d events, %.1f MiB (deleted rows' space is reused; the files shrink only on VACUUM)\n",
 			r.After.Runs, r.After.Effects, r.After.Events, float64(r.After.Bytes)/(1<<20))
 		fmt.Fprintf(out, "  claim latency without cleanup: n=%d p50=%s p99=%s max=%s\n", r.Baseline.N, r.Baseline.P50, r.Baseline.P99, r.Baseline.Max)
 		fmt.Fprintf(out, "  claim latency during cleanup:  n=%d p50=%s p99=%s max=%s\n", r.During.N, r.During.P50, r.During.P99, r.During.Max)
