@@ -62,3 +62,10 @@ func (c *Client) newPeriodic() (*scheduler.PeriodicService, error) {
 // every process that should enqueue them (any number: each tick still
 // gets one run). Idempotent; ErrClosed after Close.
 func (c *Client) StartPeriodic(ctx context.Context) error { return c.periodic.Start(ctx) }
+
+// PeriodicTicks returns schedule p's latest tick at or before from (zero
+// if none within five years) and its next n ticks after from; a schedule
+// that does not parse is refused as NewClient refuses it.
+func PeriodicTicks(p PeriodicRun, from time.Time, n int) (last time.Time, next []time.Time, err error) {
+	return scheduler.Ticks(p, from, n)
+}

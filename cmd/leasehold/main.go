@@ -37,7 +37,8 @@ var commands = []command{
 	{"sweep", "revoke expired leases and grant each world's home the next epoch", runSweep},
 	{"doctor", "sample the store clock (offset, rate error, steps, latency) and judge whether write-behind is safe", runDoctor},
 	{"sim", "deterministic simulation: `sim --seeds N --from S` checks the safety invariants under seeded faults", runSim},
-	{"bench", "benchmarks: `bench journal` (appends beside the raw fsync rate), `bench runs` (runs/s, events) — see docs/BENCHMARKS.md", runBench},
+	{"bench", "benchmarks: `bench journal` (appends beside the raw fsync rate), `bench runs` (runs/s, events), `bench retention` (the cleaner against claim latency) — see docs/BENCHMARKS.md", runBench},
+	{"periodic", "check a periodic schedule (--cron or --every) and show its latest and next ticks with their unique keys", runPeriodic},
 }
 
 func main() {

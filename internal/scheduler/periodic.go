@@ -293,3 +293,21 @@ func (p *PeriodicService) Started() <-chan struct{} { return p.life.Started() }
 
 // Stopped is closed once every schedule's loop has returned.
 func (p *PeriodicService) Stopped() <-chan struct{} { return p.life.Stopped() }
+
+// Ticks returns, for schedule p (validated), its latest tick at or before
+// from (zero if none within five years) and its next n ticks after from —
+// what an operator checks a schedule with (`leasehold periodic`).
+func Ticks(p Periodic, from time.Time, n int) (last time.Time, next []time.Time, err error) {
+	s, err := p.parse("periodic")
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	last = prevTick(s, from)
+	for t := from; len(next) < n; {
+		if t = s.Next(t); t.IsZero() {
+			break
+		}
+		next = append(next, t)
+	}
+	return last, next, nil
+}
