@@ -61,6 +61,11 @@ func NewClient(ctx context.Context, d Driver, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	if cfg.CleanerBatch == 0 && d.Name() == "sqlite" {
+		// A batch holds SQLite's one writer: smaller batches keep a
+		// claim queued behind one short (docs/design/job-system.md).
+		cfg.CleanerBatch = DefaultSQLiteCleanerBatch
+	}
 	c := &Client{cfg: cfg, d: d, appender: world.NewAppender(d, world.AppenderConfig{}),
 		sweeper:   world.NewSweeper(d, cfg.Clock, cfg.WorldTiming, cfg.Logger),
 		events:    scheduler.NewEventCommitter(d, scheduler.EventCommitterConfig{Logger: cfg.Logger}),

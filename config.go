@@ -49,8 +49,9 @@ type Config struct {
 	// 30s; negative is refused.
 	CleanerInterval time.Duration
 	// CleanerBatch bounds one delete transaction of the cleaner, in runs
-	// (each with its effects and events). Defaults to 1000; at most
-	// driver.MaxRunDeleteBatch; negative is refused.
+	// (each with its effects and events). Defaults to 1000 on Postgres and
+	// DefaultSQLiteCleanerBatch (250) on SQLite, where a batch holds the
+	// one writer; at most driver.MaxRunDeleteBatch; negative is refused.
 	CleanerBatch int
 	// Periodic are the periodic schedules Client.StartPeriodic runs: each
 	// a cron expression or a fixed interval and the run its ticks
@@ -78,6 +79,9 @@ func (c Config) withDefaults() Config {
 	}
 	return c
 }
+
+// DefaultSQLiteCleanerBatch is Config.CleanerBatch's default on SQLite.
+const DefaultSQLiteCleanerBatch = 250
 
 // DefaultCloseTimeout is Config.CloseTimeout's default.
 const DefaultCloseTimeout = 5 * time.Second
