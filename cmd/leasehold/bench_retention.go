@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/bench"
 )
@@ -26,18 +27,18 @@ func runBenchRetention(ctx context.Context, args []string, out io.Writer) error 
 	n := fs.Int("runs", 100000, "finished runs to delete")
 	events := fs.Int("events", 2, "events per finished run")
 	effectEvery := fs.Int("effect-every", 10, "a committed effect on every n-th finished run")
-	batch := fs.Int("batch", 1000, "runs per delete transaction (the cleaner's batch)")
+	batch := fs.Int("batch", 0, "runs per delete transaction (the cleaner's batch); 0: the client's default (Postgres 1000, SQLite 250)")
 	live := fs.Int("live", 100000, "runs queued for the claimer")
 	baseline := fs.Duration("baseline", 5*time.Second, "the claimer alone, before the cleanup")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *n < 1 || *batch < 1 || *batch > driver.MaxRunDeleteBatch || *baseline <= 0 {
-		return fmt.Errorf("--runs and --batch (1..%d) must be positive, --baseline too", driver.MaxRunDeleteBatch)
+	if *n < 1 || *batch < 0 || *batch > driver.MaxRunDeleteBatch || *baseline <= 0 {
+		return fmt.Errorf("--runs and --baseline must be positive, --batch in 0..%d", driver.MaxRunDeleteBatch)
 	}
 	cfg := bench.RetentionConfig{Runs: *n, EventsPerRun: *events, EffectEvery: *effectEvery, Batch: *batch, Live: *live, Baseline: *baseline}
-	fmt.Fprintf(out, "leasehold bench retention — %s; %d finished runs, %d events each, an effect every %d; cleaner batch %d; one claimer (claim 1, complete)\n",
-		time.Now().UTC().Format(time.RFC3339), cfg.Runs, cfg.EventsPerRun, cfg.EffectEvery, cfg.Batch)
+	fmt.Fprintf(out, "leasehold bench retention — %s; %d finished runs, %d events each, an effect every %d; one claimer (claim 1, complete)\n",
+		time.Now().UTC().Format(time.RFC3339), cfg.Runs, cfg.EventsPerRun, cfg.EffectEvery)
 	for _, st := range strings.Split(*stores, ",") {
 		var (
 			d       driver.Driver
@@ -86,8 +87,15 @@ func runBenchRetention(ctx context.Context, args []string, out io.Writer) error 
 		default:
 			return fmt.Errorf("--stores: unknown store %q", st)
 		}
-		fmt.Fprintf(out, "\n[%s] filling ...\n", st)
-		r, err := bench.Retention(ctx, d, cfg, count)
+		c := cfg
+		if c.Batch == 0 {
+			c.Batch = 1000
+			if st == "sqlite" {
+				c.Batch = leasehold.DefaultSQLiteCleanerBatch
+			}
+		}
+		fmt.Fprintf(out, "\n[%s] cleaner batch %d; filling ...\n", st, c.Batch)
+		r, err := bench.Retention(ctx, d, c, count)
 		closeFn()
 		if err != nil {
 			return fmt.Errorf("%s: %w", st, err)
