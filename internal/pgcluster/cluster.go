@@ -85,32 +85,14 @@ func New(ctx context.Context, cfg Config) (*Cluster, error) {
 			return nil, fmt.Errorf("%w: no executable %s in %s (set %s)", ErrNoBinaries, b, cfg.BinDir, BinDirEnv)
 		}
 	}
-	c := &Cluster{cfg: cfg}
-	var uid, gid = -1, -1
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup(serverUser)
-		if err != nil {
-			return nil, fmt.Errorf("pgcluster: running as root, and PostgreSQL must not: looking up user %q: %w", serverUser, err)
-		}
-		uid, _ = strconv.Atoi(u.Uid)
-		gid, _ = strconv.Atoi(u.Gid)
-		c.runAs = []string{"runuser", "-u", serverUser, "--"}
-	}
-	// A short path under /tmp: the unix socket lives here, and its path
-	// must fit in sun_path (107 bytes).
-	dir, err := os.MkdirTemp("", "pgcluster-")
+	c, uid, gid, err := newFolder(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("pgcluster: creating the folder: %w", err)
+		return nil, err
 	}
-	c.dir = dir
+	dir := c.dir
 	fail := func(err error) (*Cluster, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
-	}
-	if uid >= 0 {
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return fail(fmt.Errorf("pgcluster: handing %s to %s: %w", dir, serverUser, err))
-		}
 	}
 	// fsync stays on (initdb syncs its files too): these clusters exist to
 	// test what survives a crash.
@@ -135,6 +117,36 @@ func New(ctx context.Context, cfg Config) (*Cluster, error) {
 		return fail(err)
 	}
 	return c, nil
+}
+
+// newFolder makes a cluster's temporary folder, handed to serverUser when
+// we are root (uid, gid then name that user; else -1).
+func newFolder(cfg Config) (c *Cluster, uid, gid int, err error) {
+	c = &Cluster{cfg: cfg}
+	uid, gid = -1, -1
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup(serverUser)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("pgcluster: running as root, and PostgreSQL must not: looking up user %q: %w", serverUser, err)
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+		c.runAs = []string{"runuser", "-u", serverUser, "--"}
+	}
+	// A short path under /tmp: the unix socket lives here, and its path
+	// must fit in sun_path (107 bytes).
+	dir, err := os.MkdirTemp("", "pgcluster-")
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("pgcluster: creating the folder: %w", err)
+	}
+	c.dir = dir
+	if uid >= 0 {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, 0, 0, fmt.Errorf("pgcluster: handing %s to %s: %w", dir, serverUser, err)
+		}
+	}
+	return c, uid, gid, nil
 }
 
 func (c *Cluster) dataDir() string  { return filepath.Join(c.dir, "data") }
@@ -371,12 +383,7 @@ func (c *Cluster) Close() error {
 // killPostmaster is Close's last resort: SIGKILL the pid in postmaster.pid.
 // Its children notice the postmaster's death and exit by themselves.
 func (c *Cluster) killPostmaster() {
-	b, err := os.ReadFile(filepath.Join(c.dataDir(), "postmaster.pid"))
-	if err != nil {
-		return
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	if pid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && pid > 1 {
+	if pid, err := c.postmasterPID(); err == nil {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }

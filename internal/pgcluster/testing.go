@@ -20,8 +20,22 @@ func Start(t testing.TB) *Cluster {
 // StartConfig is Start with a Config.
 func StartConfig(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
-	ctx := context.Background()
-	c, err := New(ctx, cfg)
+	c, err := New(context.Background(), cfg)
+	return startForTest(t, c, err)
+}
+
+// StartStandby creates a streaming standby of primary (NewStandby) for the
+// test, starts it and closes it when the test ends, as StartConfig does.
+func StartStandby(t testing.TB, primary *Cluster, name string, cfg Config) *Cluster {
+	t.Helper()
+	c, err := NewStandby(context.Background(), primary, name, cfg)
+	return startForTest(t, c, err)
+}
+
+// startForTest skips (or, with CI=true, fails) without the binaries,
+// registers the cleanup and starts c.
+func startForTest(t testing.TB, c *Cluster, err error) *Cluster {
+	t.Helper()
 	if errors.Is(err, ErrNoBinaries) {
 		msg := fmt.Sprintf("\n\n*** NO POSTGRESQL BINARIES: %v\n*** This test needs a throwaway cluster and did NOT run. Install PostgreSQL 15 or set %s.\n", err, BinDirEnv)
 		if os.Getenv("CI") == "true" {
@@ -40,7 +54,7 @@ func StartConfig(t testing.TB, cfg Config) *Cluster {
 			t.Errorf("pgcluster: %v", err)
 		}
 	})
-	if err := c.Start(ctx); err != nil {
+	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return c
