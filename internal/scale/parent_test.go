@@ -223,4 +223,3 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	}
 	return l.w.Write(b)
 }
-
