@@ -117,7 +117,7 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 	if err := journal.BindKeys(&p, func(node string) ([]byte, error) { return nodeKey(ctx, tx, node) }); err != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 	}
-	if err := writePlan(ctx, tx, st, &p); err != nil {
+	if err := d.writePlan(ctx, tx, st, &p); err != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -148,7 +148,7 @@ WHERE id = ?9
 // the SQL rule disagree. It is reported as a fenced write, never applied.
 var errCondFailed = fmt.Errorf("conditional head write matched no row: %w", driver.ErrFenced)
 
-func writePlan(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) error {
+func (d *store) writePlan(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) error {
 	a, c := p.After, p.Cond
 	res, err := tx.StmtContext(ctx, st.condUpdate).ExecContext(ctx,
 		a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(), a.Epoch, a.Holder,
@@ -160,7 +160,7 @@ func writePlan(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) erro
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return errCondFailed
 	}
-	if err := insertEntries(ctx, tx, st, p.Entries); err != nil {
+	if err := d.insertEntries(ctx, tx, st, p.Entries); err != nil {
 		return err
 	}
 	for _, h := range p.Rejected {
@@ -180,14 +180,14 @@ const (
 
 // insertEntries inserts entries in the transaction: entryChunk at a time
 // with the multi-row statement, the rest one by one.
-func insertEntries(ctx context.Context, tx *sql.Tx, st *stmts, entries []journal.Entry) error {
+func (d *store) insertEntries(ctx context.Context, tx *sql.Tx, st *stmts, entries []journal.Entry) error {
 	var args []any
 	add := func(e *journal.Entry) {
 		args = append(args, e.World, e.Position, e.Epoch, string(e.Kind), e.Holder, e.Key,
 			nonNil(e.Payload), e.StoreTime.UnixMicro(), nonNil(e.PrevHash), nonNil(e.Hash), nonNil(e.Signature))
 	}
 	fail := func(from, to int64, err error) error {
-		if isUniqueViolation(err) {
+		if d.eng.IsUnique(err) {
 			return fmt.Errorf("an entry of %d..%d exists: %w", from, to, driver.ErrConflict)
 		}
 		return fmt.Errorf("inserting entries %d..%d: %w", from, to, err)

@@ -10,9 +10,9 @@ import (
 
 func errorsJoin(errs ...error) error { return errors.Join(errs...) }
 
-// isUniqueViolation reports a primary key or unique constraint failure,
+// isUniqueViolationModernc reports a primary key or unique constraint failure,
 // which the drivers map to driver.ErrConflict.
-func isUniqueViolation(err error) bool {
+func isUniqueViolationModernc(err error) bool {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
@@ -23,11 +23,11 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
-// isBusy reports SQLITE_BUSY (any extended code): the file is locked by
+// isBusyModernc reports SQLITE_BUSY (any extended code): the file is locked by
 // another connection in a way the busy handler does not wait out — a
 // connection closing the last handle checkpoints and removes the WAL under
 // an exclusive lock, and one opening then is answered BUSY at once.
-func isBusy(err error) bool {
+func isBusyModernc(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
@@ -35,7 +35,9 @@ func isBusy(err error) bool {
 // MissingSchema implements driver.SchemaErrors: "no such table" (or a
 // column a later migration adds) is a store nobody migrated, or migrated
 // by an older binary.
-func (d *store) MissingSchema(err error) bool {
+func (d *store) MissingSchema(err error) bool { return d.eng.IsMissingSchema(err) }
+
+func missingSchemaModernc(err error) bool {
 	var se *sqlite.Error
 	if !errors.As(err, &se) || se.Code() != sqlite3.SQLITE_ERROR {
 		return false

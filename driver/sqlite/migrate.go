@@ -33,6 +33,9 @@ func (d *store) migrationDialect() driver.MigrationDialect {
 			if err != nil {
 				return nil, err
 			}
+			if d.eng.OneStatementPerExec {
+				return splitTx{driver.SQLMigrationTx(tx)}, nil
+			}
 			return driver.SQLMigrationTx(tx), nil
 		},
 		CreateVersionTable: `CREATE TABLE IF NOT EXISTS leasehold_migrations (
@@ -41,4 +44,20 @@ func (d *store) migrationDialect() driver.MigrationDialect {
 		HasVersionTable: `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'leasehold_migrations'`,
 		AppliedAt:       func() any { return d.clock.Now().UnixMicro() },
 	}
+}
+
+// splitTx runs each migration script statement by statement, for an
+// engine that runs only the first statement of a script (libSQL).
+type splitTx struct{ driver.MigrationTx }
+
+func (t splitTx) Exec(ctx context.Context, q string, args ...any) error {
+	if len(args) > 0 {
+		return t.MigrationTx.Exec(ctx, q, args...)
+	}
+	for _, s := range SplitStatements(q) {
+		if err := t.MigrationTx.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,10 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver (engine.go)
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
@@ -38,6 +37,7 @@ type store struct {
 	w, r  *sql.DB
 	clock clock.Clock
 	log   *slog.Logger
+	eng   Engine // the SQLite library: engine.go
 	stmts stmtCache
 	// runStmts are the run statements (runs_stmts.go).
 	runStmts runStmtCache
@@ -51,14 +51,23 @@ var _ driver.Driver = (*store)(nil)
 // call Migrate. The driver it returns validates every call's input before
 // any SQL (driver.Validating).
 func Open(ctx context.Context, cfg Config) (*Driver, error) {
-	s, err := open(ctx, cfg)
+	return OpenEngine(ctx, cfg, modernc())
+}
+
+// OpenEngine is Open on another SQLite library (driver/libsql's). Every
+// field of e is required.
+func OpenEngine(ctx context.Context, cfg Config, e Engine) (*Driver, error) {
+	if e.Open == nil || e.IsUnique == nil || e.IsBusy == nil || e.IsMissingSchema == nil {
+		return nil, fmt.Errorf("sqlite: engine %q: Open, IsUnique, IsBusy and IsMissingSchema are required", e.Name)
+	}
+	s, err := open(ctx, cfg, e)
 	if err != nil {
 		return nil, err
 	}
 	return newDriver(s), nil
 }
 
-func open(ctx context.Context, cfg Config) (*store, error) {
+func open(ctx context.Context, cfg Config, eng Engine) (*store, error) {
 	if err := validatePath(cfg.Path); err != nil { // path.go
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
@@ -74,22 +83,7 @@ func open(ctx context.Context, cfg Config) (*store, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	dsn := func(txlock string, extra ...string) string {
-		q := url.Values{}
-		// busy_timeout first: switching a new file to WAL takes a lock, and
-		// several processes opening one new file at once must wait for it,
-		// not fail with SQLITE_BUSY.
-		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.BusyTimeout.Milliseconds()))
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "synchronous(FULL)") // fsync at every commit: a commit acknowledged is durable
-		q.Add("_pragma", "foreign_keys(ON)")
-		for _, p := range extra {
-			q.Add("_pragma", p)
-		}
-		q.Set("_txlock", txlock)
-		return pathURI(cfg.Path) + "?" + q.Encode() // the path escaped: path.go
-	}
-	w, err := sql.Open("sqlite", dsn("immediate"))
+	w, err := eng.Open(cfg.Path, cfg.BusyTimeout, false)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
@@ -98,7 +92,7 @@ func open(ctx context.Context, cfg Config) (*store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	if err := pingWhileBusy(ctx, w, cfg.BusyTimeout); err != nil {
+	if err := pingWhileBusy(ctx, w, cfg.BusyTimeout, eng.IsBusy); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
@@ -106,21 +100,21 @@ func open(ctx context.Context, cfg Config) (*store, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
-	r, err := sql.Open("sqlite", dsn("deferred", "query_only(ON)"))
+	r, err := eng.Open(cfg.Path, cfg.BusyTimeout, true)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
 	r.SetMaxOpenConns(cfg.ReadConns)
 	r.SetMaxIdleConns(cfg.ReadConns)
-	return &store{w: w, r: r, clock: cfg.Clock, log: cfg.Logger}, nil
+	return &store{w: w, r: r, clock: cfg.Clock, log: cfg.Logger, eng: eng}, nil
 }
 
 // pingWhileBusy opens the writer's connection, retrying an SQLITE_BUSY
 // that the busy handler does not cover (isBusy) for up to the busy
 // timeout: several processes opening and closing one file at once — the
 // CLI beside a running server, concurrent migrators — must wait, not fail.
-func pingWhileBusy(ctx context.Context, w *sql.DB, timeout time.Duration) error {
+func pingWhileBusy(ctx context.Context, w *sql.DB, timeout time.Duration, isBusy func(error) bool) error {
 	deadline := time.Now().Add(timeout)
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 		err := w.PingContext(ctx)

@@ -110,13 +110,13 @@ func (d *store) insertWorld(ctx context.Context, home string, defTerm time.Durat
 	_, err = tx.ExecContext(ctx, `INSERT INTO worlds (`+worldColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.World, home, int64(defTerm/time.Microsecond), s.Position, nonNil(s.LastHash), s.LastTime.UnixMicro(), s.Epoch,
 		s.Holder, int64(s.Term/time.Microsecond), expiresArg(s), s.GrantedAt, created.UnixMicro(), nonNil(s.HolderKey))
-	if isUniqueViolation(err) {
+	if d.eng.IsUnique(err) {
 		return nil, fmt.Errorf("world %q exists: %w", s.World, driver.ErrConflict)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
 	}
-	if err := insertEntries(ctx, tx, st, entries); err != nil {
+	if err := d.insertEntries(ctx, tx, st, entries); err != nil {
 		return nil, fmt.Errorf("sqlite: creating world %q: %w", s.World, err)
 	}
 	for _, r := range rejections {

@@ -66,6 +66,9 @@ var rules = map[string]rule{
 	"driver":          {layer: "driver interface", inside: pureCore},
 	"driver/sqlite":   {layer: "driver", inside: join(driverAPI, []string{"internal/bugs"}), outside: []string{"modernc.org/sqlite"}},
 	"driver/postgres": {layer: "driver", inside: driverAPI, outside: []string{"github.com/jackc/pgx/v5"}},
+	// libSQL is the SQLite driver on another engine (sqlite.OpenEngine):
+	// the one driver that imports another, the one it runs.
+	"driver/libsql": {layer: "driver", inside: join(driverAPI, []string{"driver/sqlite"}), outside: []string{"github.com/tursodatabase/go-libsql"}},
 
 	// machinery: over the driver interface, never a concrete driver; the
 	// one lifecycle and the one batcher every service is built on
@@ -118,6 +121,8 @@ var rules = map[string]rule{
 	"internal/layers":     {layer: "test infrastructure"},
 	"internal/difftest":   {layer: "test infrastructure"},
 	"internal/worldfault": {layer: "test infrastructure"},
+	"internal/failover":   {layer: "test infrastructure"},
+	"internal/scale":      {layer: "test infrastructure"},
 	"model":               {layer: "test infrastructure"},
 	"internal/bench":      {layer: "tool", inside: []string{"*"}, outside: []string{"*"}},
 	"cmd/leasehold":       {layer: "tool", inside: []string{"*"}, outside: []string{"*"}},
