@@ -94,8 +94,13 @@ func runProcess(raw string) int {
 		return fail("client: %v", err)
 	}
 	defer c.Close()
+	// What every replica runs, none special: the reclaimer and the
+	// world expiry sweeper.
 	if err := c.StartReclaimer(context.Background()); err != nil {
 		return fail("reclaimer: %v", err)
+	}
+	if err := c.StartSweeper(context.Background()); err != nil {
+		return fail("sweeper: %v", err)
 	}
 	w, err := c.NewWorker(leasehold.WorkerConfig{Owner: cfg.Owner, Queues: map[string]int{queue: cfg.Slots}, Timing: timing,
 		Backoff: runs.Backoff{Base: 50 * time.Millisecond, Max: 300 * time.Millisecond}, Logger: log})

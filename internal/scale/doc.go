@@ -1,9 +1,9 @@
 // Package scale holds the many-processes tests of SPEC §6 (storage): N
 // Leasehold processes over one Postgres, none special. Each process (this
 // test binary re-executed) runs what every replica runs — a worker, the
-// reclaimer — and a world holder appending to its own world's journal;
-// they share the claims, the reclaims and the event fan-out through the
-// store alone. The parent owns the store (a fresh schema on the shared
+// reclaimer, the world expiry sweeper — and a world holder appending to
+// its own world's journal; they share the claims, the reclaims, the sweeps
+// and the event fan-out through the store alone. The parent owns the store (a fresh schema on the shared
 // test server), the witness outside the ledger (internal/witness over
 // HTTP), and the record of every acknowledgement the processes report.
 //
