@@ -25,8 +25,11 @@
 //     ones acknowledged inside it are counted as lost;
 //
 // and in both: no effect key accepted twice by the witness unless an
-// uncertain report preceded the second call, or (asynchronous only) its
-// commit was among the writes lost; writes whose outcome was unknown at
+// uncertain report preceded the second call — on the asynchronous standby
+// the doubles are counted instead, and each must have first run inside the
+// window (a claim lost with the window hands its fence out again: the
+// runbook, docs/operations/ha.md, says why fences cannot help there);
+// writes whose outcome was unknown at
 // the kill (an append or a commit cut off mid-flight) are resolved as the
 // protocol says — an append is retried with its key and journaled once, an
 // effect intent without a commit is reported uncertain and reconciled with
