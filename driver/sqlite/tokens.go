@@ -33,7 +33,7 @@ func (d *store) TokenCreate(ctx context.Context, p *driver.TokenCreateParams) (*
 	now := d.clock.Now().UnixMicro()
 	_, err := d.w.ExecContext(ctx, `INSERT INTO api_tokens (id, name, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)`,
 		p.ID, p.Name, p.Hash, strings.Join(p.Scopes, " "), now)
-	if isUniqueViolation(err) {
+	if d.eng.IsUnique(err) {
 		return nil, fmt.Errorf("sqlite: token %s: id or hash taken: %w", p.ID, driver.ErrConflict)
 	}
 	if err != nil {
