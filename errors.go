@@ -1,8 +1,6 @@
 package leasehold
 
 import (
-	"errors"
-
 	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/lease"
 )
@@ -57,9 +55,10 @@ var (
 	// ErrUncertain: an effect was started and never committed; reconcile it
 	// and call RunHandle.ResolveEffect (an *UncertainEffectError).
 	ErrUncertain = lease.ErrUncertain
-	// ErrUnknownQueue: a queue outside Config.Queues (also matches
-	// ErrInvalid; an *UnknownQueueError).
-	ErrUnknownQueue = errors.New("leasehold: unknown queue")
+	// ErrUnknownQueue: a queue outside Config.Queues, or a queue the store
+	// does not know in a queue control call (PauseQueue, ResumeQueue);
+	// also matches ErrInvalid; an *UnknownQueueError.
+	ErrUnknownQueue = lease.ErrUnknownQueue
 	// ErrOverloaded: a world's inbox is full; retry after the delay the
 	// error carries (a *host.OverloadedError).
 	ErrOverloaded = lease.ErrOverloaded

@@ -32,6 +32,7 @@ type Driver interface {
 	RunLister   // runs_list.go
 	RunRetainer // runs_retention.go
 	RunReleaser // runs_release.go
+	QueueStore  // queues.go
 	EffectStore
 	HomeStore    // home.go
 	NodeKeyStore // nodekeys.go

@@ -74,6 +74,11 @@ var (
 	// handler reconciles and resolves it.
 	ErrUncertain = errors.New("leasehold: effect outcome is uncertain")
 
+	// ErrUnknownQueue: a queue neither the configuration (Config.Queues)
+	// nor the store's queue registry knows. A *driver.QueueUnknownError or
+	// the root's *UnknownQueueError carries it; both match ErrInvalid too.
+	ErrUnknownQueue = errors.New("leasehold: unknown queue")
+
 	// ErrOverloaded: a world's inbox is full; nothing was queued. Retry
 	// after the delay the error carries (a *host.OverloadedError).
 	ErrOverloaded = errors.New("leasehold: overloaded: retry later")

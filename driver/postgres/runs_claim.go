@@ -5,28 +5,12 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/leasehold/leasehold/driver"
 )
 
-// claimRuns picks and claims in one statement. FOR UPDATE SKIP LOCKED
-// makes concurrent claimers pass over each other's picks instead of
-// waiting for them, so no run is claimed twice; a pick another claimer
-// committed first is re-checked on its new version (no longer available)
-// and dropped. fence+1 fences out every earlier holder.
-const claimRuns = `WITH ` + storeNowSQL + `, c AS (
-    SELECT id FROM runs
-    WHERE queue = $2 AND state = 'available' AND scheduled_at <= (SELECT now FROM t)
-    ORDER BY priority, scheduled_at, id
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE runs r SET state = 'running', owner = $4, fence = r.fence + 1, attempt = r.attempt + 1,
-    expires_at = t.now + $5::interval
-FROM c, t
-WHERE r.id = c.id
-RETURNING ` + runColumnsR
-
-// RunClaim implements driver.RunStore in one statement, one round trip.
+// RunClaim implements driver.RunStore in one round trip.
 // The runs come back in claim order.
 func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
 	fail := func(err error) error {
@@ -37,11 +21,26 @@ func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driv
 		return nil, fail(err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, claimRuns, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
+	// Two statements, one round trip, one implicit transaction: the lock
+	// of a limited queue's row, then the claim under the queue's pause
+	// and limits (queues_claim.go).
+	b := &pgx.Batch{}
+	b.Queue(lockLimitedQueue, p.Queue)
+	b.Queue(claimRunsControlled, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
+	br := conn.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, fail(err)
+	}
+	rows, err := br.Query()
 	if err != nil {
+		br.Close()
 		return nil, fail(err)
 	}
 	out, err := scanRuns(rows)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, fail(err)
 	}

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
@@ -29,6 +31,10 @@ func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driv
 	if err != nil {
 		return nil, err
 	}
+	qs, err := d.queuePrepared(ctx)
+	if err != nil {
+		return nil, err
+	}
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claiming runs: begin: %w", err)
@@ -37,12 +43,19 @@ func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driv
 	// The expiry is computed on the store clock, read under the writer
 	// lock, so it is ordered with every other lease write.
 	now := journal.NormalizeTime(d.clock.Now())
-	rows, err := tx.StmtContext(ctx, st.claim).QueryContext(ctx,
-		p.Owner, now.Add(p.Lease).UnixMicro(), p.Queue, now.UnixMicro(), p.Limit)
+	// A queue with a registry row that pauses or limits it is claimed
+	// under those (queues_claim.go); any other by the plain statement,
+	// one primary-key read dearer than before the registry existed.
+	ctl, err := readQueueControl(ctx, tx.StmtContext(ctx, qs.control), p.Queue)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: claiming runs: %w", err)
+		return nil, fmt.Errorf("sqlite: claiming runs: reading the queue: %w", err)
 	}
-	out, err := scanRuns(rows)
+	var out []*driver.Run
+	if ctl.controlled() {
+		out, err = d.claimLimited(ctx, tx, qs, ctl, p, now)
+	} else {
+		out, err = d.claimPlain(ctx, tx, st, p, now)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: claiming runs: %w", err)
 	}
@@ -54,4 +67,14 @@ func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driv
 		return cmp.Or(cmp.Compare(a.Priority, b.Priority), a.ScheduledAt.Compare(b.ScheduledAt), cmp.Compare(a.ID, b.ID))
 	})
 	return out, nil
+}
+
+// claimPlain claims from a queue nothing pauses or limits (runClaimSQL).
+func (d *store) claimPlain(ctx context.Context, tx *sql.Tx, st *runStmts, p *driver.RunClaimParams, now time.Time) ([]*driver.Run, error) {
+	rows, err := tx.StmtContext(ctx, st.claim).QueryContext(ctx,
+		p.Owner, now.Add(p.Lease).UnixMicro(), p.Queue, now.UnixMicro(), p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return scanRuns(rows)
 }

@@ -43,6 +43,8 @@ type store struct {
 	runStmts runStmtCache
 	// effectStmts are the effect and event statements (effects_stmts.go).
 	effectStmts effectStmtCache
+	// queueStmts are the queue control statements (queues_stmts.go).
+	queueStmts queueStmtCache
 }
 
 var _ driver.Driver = (*store)(nil)
@@ -154,6 +156,7 @@ func (d *store) Close() error {
 		d.effectStmts.s = nil
 	}
 	d.effectStmts.mu.Unlock()
+	d.closeQueueStmts()
 	return errorsJoin(d.r.Close(), d.w.Close())
 }
 

@@ -1,0 +1,62 @@
+package postgres
+
+// lockLimitedQueue is the claim's first statement: it locks a queue's
+// registry row FOR UPDATE when the queue has a concurrency or rate limit,
+// and matches (and locks) nothing otherwise. Claims of a limited queue are
+// so serialized on its row, and the claim statement that follows in the
+// same implicit transaction (one pgx batch, one round trip) takes its own
+// snapshot after the lock is granted: it counts every claim, completion
+// and start that committed before, so two claimers never both see the
+// last free slot. A claim's count inside a single statement that took the
+// lock itself would read the snapshot from before the wait, and could.
+const lockLimitedQueue = `SELECT 1 FROM queues
+WHERE name = $1 AND (max_running IS NOT NULL OR rate_limit IS NOT NULL)
+FOR UPDATE`
+
+// claimRunsControlled is the claim statement. FOR UPDATE SKIP LOCKED
+// makes concurrent claimers pass over each other's picks instead of
+// waiting for them, so no run is claimed twice; a pick another claimer
+// committed first is re-checked on its new version (no longer available)
+// and dropped. fence+1 fences out every earlier holder. b is the batch the queue
+// allows: $3 for a queue without a registry row (or with one that neither
+// pauses nor limits it — then no count is made, CASE evaluates lazily), 0
+// while paused, else $3 cut to the global concurrency limit less the runs
+// running now and to the rate limit less the starts inside the window
+// (now - period, now]. c picks at most that many with FOR UPDATE SKIP
+// LOCKED, u claims them, s records each claim of a rate-limited queue as a
+// start and p drops the starts that left the window — one statement. A
+// run still running under an expired lease counts as running until the
+// reclaimer returns it, so the limit holds under the reclaimer too.
+const claimRunsControlled = `WITH ` + storeNowSQL + `,
+q AS (SELECT paused, max_running, rate_limit, rate_period_us * interval '1 microsecond' AS period
+      FROM queues WHERE name = $2),
+b AS (SELECT CASE WHEN q.paused THEN 0 ELSE greatest(0, least($3,
+        CASE WHEN q.max_running IS NULL THEN $3
+             ELSE q.max_running - (SELECT count(*) FROM runs WHERE queue = $2 AND state = 'running') END,
+        CASE WHEN q.rate_limit IS NULL THEN $3
+             ELSE q.rate_limit - (SELECT count(*) FROM queue_starts s
+                                  WHERE s.queue = $2 AND s.started_at > t.now - q.period) END)) END AS n
+      FROM q, t),
+c AS (
+    SELECT id FROM runs
+    WHERE queue = $2 AND state = 'available' AND scheduled_at <= (SELECT now FROM t)
+    ORDER BY priority, scheduled_at, id
+    LIMIT coalesce((SELECT n FROM b), $3)
+    FOR UPDATE SKIP LOCKED
+),
+u AS (
+    UPDATE runs r SET state = 'running', owner = $4, fence = r.fence + 1, attempt = r.attempt + 1,
+        expires_at = t.now + $5::interval
+    FROM c, t
+    WHERE r.id = c.id
+    RETURNING ` + runColumnsR + `
+),
+s AS (
+    INSERT INTO queue_starts (queue, started_at, run_id)
+    SELECT $2, t.now, u.id FROM u, t, q WHERE q.rate_limit IS NOT NULL
+),
+p AS (
+    DELETE FROM queue_starts x USING q, t
+    WHERE q.rate_limit IS NOT NULL AND x.queue = $2 AND x.started_at <= t.now - q.period
+)
+SELECT * FROM u`
