@@ -22,7 +22,9 @@ type Enqueue = runs.Enqueue
 // returned an existing run.
 type Enqueued = driver.RunEnqueued
 
-// UnknownQueueError names the queue and the known ones. It unwraps to
+// UnknownQueueError names the queue and the known ones: Config.Queues,
+// or none when the store does not know the queue in a queue control call
+// (PauseQueue, ResumeQueue: no run, never declared). It unwraps to
 // ErrUnknownQueue and ErrInvalid.
 type UnknownQueueError struct {
 	Queue string
@@ -30,6 +32,9 @@ type UnknownQueueError struct {
 }
 
 func (e *UnknownQueueError) Error() string {
+	if len(e.Known) == 0 {
+		return fmt.Sprintf("leasehold: unknown queue %q (the store has no run of it and it was never declared; see Client.Queues)", e.Queue)
+	}
 	return fmt.Sprintf("leasehold: unknown queue %q (Config.Queues: %s)", e.Queue, strings.Join(e.Known, ", "))
 }
 
