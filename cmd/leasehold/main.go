@@ -29,6 +29,8 @@ var commands = []command{
 	{"tokens", "API bearer tokens: `tokens create --scope S [--name N]`, `tokens ls [--json]`, `tokens revoke ID`", runTokens},
 	{"demo", "create a world, append, hand the lease around, show a fenced zombie, audit", runDemo},
 	{"migrate", "apply pending schema migrations", runMigrate},
+	{"queues", "list queues with their runs by state (--json); `queues pause|resume QUEUE`, `queues limit QUEUE --max-running N --rate N --per D`", runQueues},
+	{"runs", "list runs by id, filtered by --queue and --state (--after, --limit, --json)", runRuns},
 	{"worlds", "list worlds and their leases; `worlds show|submit|spill|handback|revoke` (see `worlds help`)", runWorlds},
 	{"audit", "verify a journal (--world W from the store, or --file F.jsonl) and prove who held the lease at every position", runAudit},
 	{"export", "write a world's journal as JSONL", runExport},
