@@ -30,6 +30,7 @@ func runBenchRuns(ctx context.Context, args []string, out io.Writer) error {
 	conc := fs.Int("concurrency", 200, "handlers per worker")
 	evBatch := fs.Int("events-batch", 1000, "events per group-committed statement")
 	evDur := fs.Duration("events-duration", 2*time.Second, "time per events measurement")
+	limits := benchLimitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,6 +64,10 @@ func runBenchRuns(ctx context.Context, args []string, out io.Writer) error {
 			}
 			c := cfg
 			c.Runs = shape.n
+			if err := limits.apply(ctx, store, shape.name, out); err != nil {
+				closeFn()
+				return fmt.Errorf("%s %s: %w", st.name, shape.name, err)
+			}
 			fmt.Fprintf(out, "  %-6s %7d runs ... ", shape.name, shape.n)
 			r, err := shape.fn(ctx, store, c)
 			closeFn()

@@ -12,6 +12,7 @@ import (
 
 func benchOpen(b *testing.B) driver.Driver { return open(b).Driver }
 
+func BenchmarkRunClaim(b *testing.B)        { drivertest.BenchRunClaim(b, benchOpen) }
 func BenchmarkRunComplete(b *testing.B)     { drivertest.BenchRunComplete(b, benchOpen) }
 func BenchmarkRunCompleteMany(b *testing.B) { drivertest.BenchRunCompleteMany(b, benchOpen) }
 func BenchmarkRunEnqueue(b *testing.B)      { drivertest.BenchRunEnqueue(b, benchOpen) }
