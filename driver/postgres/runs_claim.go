@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/leasehold/leasehold/driver"
 )
 
-// RunClaim implements driver.RunStore in one round trip.
+// RunClaim implements driver.RunStore: one round trip when runs are
+// claimed from a queue without controls, two otherwise (queues_claim.go).
 // The runs come back in claim order.
 func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
 	fail := func(err error) error {
@@ -21,28 +20,20 @@ func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driv
 		return nil, fail(err)
 	}
 	defer conn.Release()
-	// Two statements, one round trip, one implicit transaction: the lock
-	// of a limited queue's row, then the claim under the queue's pause
-	// and limits (queues_claim.go).
-	b := &pgx.Batch{}
-	b.Queue(lockLimitedQueue, p.Queue)
-	b.Queue(claimRunsControlled, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
-	br := conn.SendBatch(ctx, b)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return nil, fail(err)
-	}
-	rows, err := br.Query()
+	rows, err := conn.Query(ctx, claimRunsPlain, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
 	if err != nil {
-		br.Close()
 		return nil, fail(err)
 	}
 	out, err := scanRuns(rows)
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		return nil, fail(err)
+	}
+	if len(out) == 0 {
+		// Nothing claimed: an idle queue, or one its registry row pauses
+		// or limits, which the plain statement leaves alone.
+		if out, err = d.claimControlled(ctx, conn, p); err != nil {
+			return nil, fail(err)
+		}
 	}
 	// RETURNING has no order of its own.
 	sort.Slice(out, func(i, j int) bool {
