@@ -39,7 +39,7 @@ type QueueStore interface {
 	QueueList(ctx context.Context, p *QueueListParams) ([]*Queue, error)
 }
 
-// Queue limits' bounds (docs/limits.md).
+// Queue limits' bounds (docs/LIMITS.md).
 const (
 	MaxQueueRunning    = 1_000_000 // QueueSetLimitsParams.MaxRunning
 	MaxQueueRate       = 1_000_000 // QueueSetLimitsParams.RateLimit
