@@ -122,5 +122,6 @@ func hostileEntries() []hostileEntry {
 	all = append(all, keyEntries()...)
 	all = append(all, renewEntries()...)
 	all = append(all, enqueueTxEntries()...)
+	all = append(all, queueEntries()...)
 	return append(all, append(worldEntries(), worldRoundTrip(worldBatch)...)...)
 }
