@@ -32,4 +32,10 @@
 // records effects idempotently (ErrUncertain when one may have happened
 // without being committed), emits ordered events and completes with a
 // fenced write. See docs/design/fencing.md for the argument.
+//
+// Queues are controlled cluster-wide through the store: PauseQueue and
+// ResumeQueue, and SetQueueLimits for a global concurrency limit and a
+// rate limit, both enforced in every worker's claim statement
+// (docs/design/queue-control.md); Queues lists them with their runs by
+// state.
 package leasehold
