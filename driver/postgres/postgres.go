@@ -126,6 +126,9 @@ type store struct {
 	listeners sync.WaitGroup
 
 	keys keyCache // the key each world's epoch carries, for signed appends
+	// limited remembers the queues whose last claim found them limited
+	// (queues_claim.go): a hint that picks the claim path, never a rule.
+	limited sync.Map
 }
 
 var _ driver.Driver = (*store)(nil)

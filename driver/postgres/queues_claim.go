@@ -17,9 +17,8 @@ import (
 // picks instead of waiting for them, so no run is claimed twice; a pick
 // another claimer committed first is re-checked on its new version (no
 // longer available) and dropped. fence+1 fences out every earlier holder.
-// RunClaim tries it first; only when it claims nothing (an idle queue, or
-// a controlled one) does it go on to the controlled claim below, so a
-// busy queue without controls pays one index probe for them.
+// RunClaim tries it first (see claim below), so a busy queue without
+// controls pays one index probe for them.
 const claimRunsPlain = `WITH ` + storeNowSQL + `, c AS (
     SELECT id FROM runs
     WHERE queue = $2 AND state = 'available' AND scheduled_at <= (SELECT now FROM t)
@@ -96,10 +95,33 @@ p AS (
 )
 SELECT * FROM u`
 
+// claim picks the path. A queue without controls: claimRunsPlain, one
+// round trip; if it claims nothing (an idle queue, or one its registry row
+// pauses or limits, which the plain statement leaves alone), the
+// controlled claim. A queue whose last controlled claim found it limited
+// (the hint d.limited) goes to the controlled claim at once, saving the
+// plain statement's round trip on every claim. The hint only picks the
+// path: both statements are right for any queue, so a stale hint costs a
+// round trip, never a limit.
+func (d *store) claim(ctx context.Context, conn *pgxpool.Conn, p *driver.RunClaimParams) ([]*driver.Run, error) {
+	if _, limited := d.limited.Load(p.Queue); !limited {
+		rows, err := conn.Query(ctx, claimRunsPlain, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
+		if err != nil {
+			return nil, err
+		}
+		out, err := scanRuns(rows)
+		if err != nil || len(out) > 0 {
+			return out, err
+		}
+	}
+	return d.claimControlled(ctx, conn, p)
+}
+
 // claimControlled is the claim of a queue its registry row may pause or
 // limit: two statements, one round trip, one implicit transaction (a pgx
 // batch ends with one Sync) — the lock of a limited queue's row, then
-// claimRunsControlled under it.
+// claimRunsControlled under it. Whether the lock found the queue limited
+// updates the hint.
 func (d *store) claimControlled(ctx context.Context, conn *pgxpool.Conn, p *driver.RunClaimParams) (out []*driver.Run, err error) {
 	b := &pgx.Batch{}
 	b.Queue(lockLimitedQueue, p.Queue)
@@ -110,8 +132,14 @@ func (d *store) claimControlled(ctx context.Context, conn *pgxpool.Conn, p *driv
 			out, err = nil, cerr
 		}
 	}()
-	if _, err := br.Exec(); err != nil {
+	tag, err := br.Exec()
+	if err != nil {
 		return nil, err
+	}
+	if tag.RowsAffected() > 0 {
+		d.limited.Store(p.Queue, struct{}{})
+	} else {
+		d.limited.Delete(p.Queue)
 	}
 	rows, err := br.Query()
 	if err != nil {

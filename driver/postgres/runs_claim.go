@@ -8,8 +8,9 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// RunClaim implements driver.RunStore: one round trip when runs are
-// claimed from a queue without controls, two otherwise (queues_claim.go).
+// RunClaim implements driver.RunStore: one round trip for a queue without
+// controls that has runs to claim, and for a limited queue once a claim
+// found it limited; two for an idle or paused one (queues_claim.go).
 // The runs come back in claim order.
 func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
 	fail := func(err error) error {
@@ -20,20 +21,9 @@ func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driv
 		return nil, fail(err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, claimRunsPlain, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
+	out, err := d.claim(ctx, conn, p)
 	if err != nil {
 		return nil, fail(err)
-	}
-	out, err := scanRuns(rows)
-	if err != nil {
-		return nil, fail(err)
-	}
-	if len(out) == 0 {
-		// Nothing claimed: an idle queue, or one its registry row pauses
-		// or limits, which the plain statement leaves alone.
-		if out, err = d.claimControlled(ctx, conn, p); err != nil {
-			return nil, fail(err)
-		}
 	}
 	// RETURNING has no order of its own.
 	sort.Slice(out, func(i, j int) bool {
