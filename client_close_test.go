@@ -79,7 +79,9 @@ func postgresOutage(fault func(p *faultproxy.Proxy)) func(t *testing.T) outageSt
 // so every write of the client waits (busy_timeout) and fails.
 func sqliteOutage(t *testing.T) outageStore {
 	path := filepath.Join(t.TempDir(), "lh.db")
-	db, err := sql.Open("sqlite", "file:"+path)
+	// A busy timeout, so its BEGIN IMMEDIATE waits out a write of the
+	// client's in progress instead of failing at once.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	var conn *sql.Conn

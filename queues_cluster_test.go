@@ -384,7 +384,10 @@ func TestQueueRateLimitHoldsAcrossWorkers(t *testing.T) {
 			}
 			span := last.Sub(first)
 			t.Logf("%s: %d starts over %s, at most %d in any %s window (limit %d)", kind, total, span, most, period, rate)
-			require.Equal(t, rate, most, "the limit is reached and never exceeded")
+			// Never exceeded. (Reached only if the workers keep up: on a
+			// loaded machine they may not, so that is not asserted.)
+			require.LessOrEqual(t, most, rate, "the limit is never exceeded")
+			require.Positive(t, most)
 			// 60 starts at 10 per window need at least 5 full windows after the first start.
 			require.GreaterOrEqual(t, span, time.Duration(total/rate-1)*period)
 			counts := queueCounts(t, cl.clients[0])

@@ -30,7 +30,7 @@ func demoHost(ctx context.Context, out io.Writer, c *leasehold.Client, id string
 	// of thousands of turns/s; a few hundred under -race with the whole
 	// test suite loading both cores), so the band spills whatever the
 	// machine's speed; the demo is about the move, not the rate.
-	band := &host.Band{TurnsPerSecond: 100, Sustain: time.Second, Clear: 2 * time.Second,
+	band := &host.Band{TurnsPerSecond: 25, Sustain: time.Second, Clear: 2 * time.Second,
 		Window: 250 * time.Millisecond, Spill: []string{"spill-1"}, Mover: r}
 	mk := func(node string) (*host.Host, error) {
 		return host.New(host.Config{Store: d, Node: node, Program: programs.Bank{}, Band: band, Logger: quiet})
