@@ -82,6 +82,13 @@ func (c *Client) Runs(ctx context.Context, f RunsFilter) ([]*Run, error) {
 	return c.d.RunList(ctx, &driver.RunListParams{Queue: f.Queue, State: f.State, AfterID: f.After, Limit: f.Limit})
 }
 
+// RunCount is how many runs of one queue are in one state.
+type RunCount = driver.RunCount
+
+// RunCounts counts the runs by queue and state (ordered by queue, then
+// state). It scans the runs table: an operator's summary, not a hot path.
+func (c *Client) RunCounts(ctx context.Context) ([]RunCount, error) { return c.d.RunCounts(ctx) }
+
 // Cancel cancels an available, running or blocked run (an operator action):
 // the fence is incremented, so a running holder is fenced out.
 func (c *Client) Cancel(ctx context.Context, id int64, reason string) (*Run, error) {

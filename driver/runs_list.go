@@ -16,6 +16,11 @@ type RunLister interface {
 	// which never skips or repeats a run however the table changes
 	// between pages.
 	RunList(ctx context.Context, p *RunListParams) ([]*Run, error)
+	// RunCounts counts the runs by queue and state, ordered by queue then
+	// state: the dashboard's and the CLI's summary. It reads the whole
+	// table (one grouped scan), so it is for an operator's page, not for
+	// a hot path.
+	RunCounts(ctx context.Context) ([]RunCount, error)
 }
 
 // MaxRunListLimit bounds one RunList page.
@@ -29,4 +34,11 @@ type RunListParams struct {
 	State   runs.State // "" for every state
 	AfterID int64
 	Limit   int
+}
+
+// RunCount is how many runs of one queue are in one state.
+type RunCount struct {
+	Queue string
+	State runs.State
+	N     int64
 }

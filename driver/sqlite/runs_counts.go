@@ -1,0 +1,33 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// RunCounts implements driver.RunLister, on the read pool: one grouped
+// scan of the runs table.
+func (d *store) RunCounts(ctx context.Context) ([]driver.RunCount, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT queue, state, count(*) FROM runs GROUP BY queue, state ORDER BY queue, state`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: counting runs: %w", err)
+	}
+	defer rows.Close()
+	var out []driver.RunCount
+	for rows.Next() {
+		var c driver.RunCount
+		var state string
+		if err := rows.Scan(&c.Queue, &state, &c.N); err != nil {
+			return nil, fmt.Errorf("sqlite: counting runs: %w", err)
+		}
+		c.State = runs.State(state)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: counting runs: %w", err)
+	}
+	return out, nil
+}
