@@ -1,6 +1,8 @@
 package server
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 
@@ -105,3 +107,30 @@ func (b *leaseBook) available(ref driver.RunLeaseRef) time.Duration {
 // ms is a runway on the wire: whole milliseconds, rounded down, so the
 // client's deadline is never later than the server's.
 func ms(d time.Duration) int64 { return max(d.Milliseconds(), 0) }
+
+// bookEntry is one lease the book knows, as the dashboard shows it.
+type bookEntry struct {
+	ref  driver.RunLeaseRef
+	held held
+}
+
+// snapshot returns the leases the book knows with runway left, by run id
+// then fence, at most limit of them, and how many there are in all.
+func (b *leaseBook) snapshot(limit int) (out []bookEntry, total int) {
+	now := b.clk.Now()
+	b.mu.Lock()
+	for ref, h := range b.m {
+		if lease.Runway(h.sent, now, b.timing) > 0 {
+			out = append(out, bookEntry{ref, h})
+		}
+	}
+	b.mu.Unlock()
+	slices.SortFunc(out, func(a, c bookEntry) int {
+		return cmp.Or(cmp.Compare(a.ref.ID, c.ref.ID), cmp.Compare(a.ref.Fence, c.ref.Fence))
+	})
+	total = len(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, total
+}

@@ -52,5 +52,12 @@ func (s *Server) routes() []route {
 		h("POST", "/v1/worlds/{world}/append", s.appendWorld),
 		h("POST", "/v1/worlds/{world}/commands", s.submitCommand),
 		h("GET", "/v1/worlds/{world}/journal", s.readJournal),
+
+		// Read-only views for the dashboard (dashboard_api.go).
+		h("GET", "/v1/whoami", s.whoami),
+		h("GET", "/v1/stats/runs", s.runStats),
+		h("GET", "/v1/leases", s.leases),
+		h("GET", "/v1/worlds", s.listWorlds),
+		h("GET", "/v1/worlds/{world}/audit", s.auditWorld),
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/dashboard"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/internal/httpapi"
@@ -77,6 +79,10 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.method+" "+rt.path, s.guard(rt)) // authz.go
 	}
+	ui := dashboard.Handler()
+	for _, p := range dashboardPatterns {
+		s.mux.Handle(p, ui)
+	}
 	return s, nil
 }
 
@@ -97,7 +103,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.inFlight.Add(-1)
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	start := s.cfg.Clock.Now()
-	if !isPublic(pattern) { // every route but /healthz needs a token, unrouted paths too
+	if !isPublic(pattern) && !isDashboard(pattern) { // every route but /healthz and the dashboard's page shells needs a token, unrouted paths too
 		ar, err := s.authenticate(r)
 		if err != nil {
 			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.problem(w, r, err) })
@@ -132,6 +138,14 @@ func (s *Server) unrouted(r *http.Request) http.Handler {
 			Status: http.StatusNotFound, Detail: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
 	})
 }
+
+// dashboardPatterns are where the dashboard (package dashboard) is
+// served: its page shells and assets carry no data, so they answer
+// without a token, like /healthz; the data they show comes from the API
+// routes, each under its rule.
+var dashboardPatterns = []string{"GET /{$}", "GET " + dashboard.Prefix}
+
+func isDashboard(pattern string) bool { return slices.Contains(dashboardPatterns, pattern) }
 
 type statusWriter struct {
 	http.ResponseWriter

@@ -1,0 +1,366 @@
+// Leasehold dashboard: one small script, no framework, no build step.
+// Every page is an HTML shell rendered by the server; this fills it from
+// the JSON API with the bearer token kept in sessionStorage, so it shows
+// exactly what the token may read. Actions are offered only when
+// GET /v1/whoami says the API would accept them — and the API checks again.
+"use strict";
+
+const TOKEN_KEY = "leasehold.token";
+const POLL_MS = 1000;
+
+const $ = (sel, root) => (root || document).querySelector(sel);
+const token = () => sessionStorage.getItem(TOKEN_KEY);
+
+// el builds an element: el("td", {class: "num"}, "text", child…).
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === false || v === null || v === undefined) continue;
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "style") Object.assign(e.style, v); // CSSOM: allowed by the CSP, unlike a style attribute
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const k of kids) e.append(k instanceof Node ? k : String(k ?? ""));
+  return e;
+}
+
+function say(msg) { $("#status").textContent = msg || ""; }
+function when(t) { return t ? t.replace(/\.\d+Z$/, "Z").replace("T", " ") : ""; }
+function secs(ms) { return (ms / 1000).toFixed(1) + " s"; }
+function short(v) { const s = v === undefined || v === null ? "" : JSON.stringify(v); return s.length > 200 ? s.slice(0, 200) + "…" : s; }
+
+// api calls the API with the token. A 401 (no token, unknown or revoked)
+// goes to the login page; every other answer is returned as
+// {ok, status, body} with the problem document's detail in body on error.
+async function api(path, opts) {
+  const o = Object.assign({ headers: {} }, opts || {});
+  o.headers = Object.assign({ Authorization: "Bearer " + token() }, o.headers);
+  if (o.json !== undefined) {
+    o.method = o.method || "POST";
+    o.headers["Content-Type"] = "application/json";
+    o.body = JSON.stringify(o.json);
+  }
+  const r = await fetch(path, o);
+  let body = null;
+  try { body = await r.json(); } catch (e) { body = null; }
+  if (r.status === 401) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    location.assign("/ui/login?next=" + encodeURIComponent(location.pathname + location.search));
+    throw new Error("unauthorized");
+  }
+  return { ok: r.ok, status: r.status, body };
+}
+
+function refused(r, what) {
+  if (r.status === 403) return "This token may not read " + what + ".";
+  return (r.body && (r.body.detail || r.body.title)) || ("The server answered " + r.status + ".");
+}
+
+// confirmAction asks in the page's dialog; resolves true only on "Yes".
+function confirmAction(text) {
+  const d = $("#confirm");
+  $("#confirm-text").textContent = text;
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
+    d.returnValue = "";
+    d.showModal();
+  });
+}
+
+// poll runs fn now and every ms after it settles (never two at once).
+function poll(fn, ms) {
+  const tick = async () => {
+    try { await fn(); } catch (e) { if (e.message !== "unauthorized") say("Lost touch with the server: " + e.message); }
+    setTimeout(tick, ms);
+  };
+  tick();
+}
+
+function ready(name) { document.body.dataset.ready = name; performance.mark("leasehold:" + name); }
+
+// ---- login ----------------------------------------------------------------
+
+function loginPage() {
+  $("#login").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const t = $("#token").value.trim();
+    const r = await fetch("/v1/whoami", { headers: { Authorization: "Bearer " + t } });
+    if (!r.ok) {
+      $("#login-error").textContent = r.status === 401 ? "The server does not know that token (or it was revoked)." : "The server answered " + r.status + ".";
+      $("#token").focus();
+      return;
+    }
+    sessionStorage.setItem(TOKEN_KEY, t);
+    const next = new URLSearchParams(location.search).get("next");
+    location.assign(next && next.startsWith("/") && !next.startsWith("//") ? next : "/");
+  });
+}
+
+// whoami fills the header and answers what the token may do on the queue
+// or world named.
+async function whoami(q) {
+  const r = await api("/v1/whoami" + (q ? "?" + new URLSearchParams(q) : ""));
+  if (r.ok) $("#who").textContent = "Token " + r.body.token_id + " · " + r.body.scopes.join(", ");
+  return r.ok ? r.body.may : { read: false, work: false, admin: false };
+}
+
+// ---- queues and runs ------------------------------------------------------
+
+const STATES = ["available", "running", "blocked", "completed", "failed", "cancelled"];
+
+async function runsPage() {
+  whoami();
+  const params = new URLSearchParams(location.search);
+  const [stats, list] = await Promise.all([
+    api("/v1/stats/runs"),
+    api("/v1/runs?" + new URLSearchParams({ queue: params.get("queue") || "", state: params.get("state") || "", after: params.get("after") || "", limit: "50" })),
+  ]);
+  const msgs = [];
+  const counts = $("#counts tbody");
+  if (stats.ok) {
+    const byQueue = new Map();
+    for (const c of stats.body.counts) {
+      if (!byQueue.has(c.queue)) byQueue.set(c.queue, {});
+      byQueue.get(c.queue)[c.state] = c.n;
+    }
+    for (const [q, m] of byQueue) {
+      const total = Object.values(m).reduce((a, b) => a + b, 0);
+      counts.append(el("tr", {}, el("th", { scope: "row" }, el("a", { href: "/?queue=" + encodeURIComponent(q) }, q)),
+        ...STATES.map((s) => el("td", { class: "num", "data-queue": q, "data-state": s },
+          m[s] ? el("a", { href: "/?" + new URLSearchParams({ queue: q, state: s }), "aria-label": m[s] + " " + s + " in " + q }, m[s]) : "0")),
+        el("td", { class: "num", "data-queue": q, "data-state": "total" }, total)));
+    }
+    if (byQueue.size === 0) msgs.push("No runs this token may read.");
+  } else msgs.push(refused(stats, "the run counts"));
+  const tbody = $("#runs tbody");
+  if (list.ok) {
+    for (const r of list.body.runs) {
+      tbody.append(el("tr", { "data-run": r.id },
+        el("td", { class: "num" }, el("a", { href: "/ui/runs/" + r.id }, r.id)), el("td", {}, r.queue),
+        el("td", { class: "state state-" + r.state }, r.state), el("td", { class: "num" }, r.attempt + "/" + r.max_attempts),
+        el("td", { class: "num" }, r.fence), el("td", {}, r.owner || ""), el("td", {}, when(r.created_at))));
+    }
+    if (list.body.runs.length === 0) tbody.append(el("tr", {}, el("td", { colspan: 7 }, "No runs here.")));
+    if (list.body.next) {
+      params.set("after", list.body.next);
+      const n = $("#next");
+      n.href = "/?" + params;
+      n.hidden = false;
+    }
+  } else msgs.push(refused(list, "these runs"));
+  say(msgs.join(" "));
+  ready("runs");
+}
+
+// ---- one run --------------------------------------------------------------
+
+// followEvents calls onEvents with each new batch of the run's events, in
+// (fence, seq) order. It polls GET /v1/runs/{id}/events with the cursor of
+// the last event seen. This is the one seam for live events: when the SSE
+// endpoint (GET /v1/runs/{id}/events/stream, resumable by Last-Event-ID)
+// is on the server, read it here instead — with fetch() and a stream
+// reader, since EventSource cannot send the Authorization header.
+function followEvents(id, onEvents) {
+  let fence = 0, seq = 0;
+  poll(async () => {
+    for (;;) {
+      const r = await api(`/v1/runs/${id}/events?after_fence=${fence}&after_seq=${seq}&limit=500`);
+      if (!r.ok || r.body.events.length === 0) return;
+      const last = r.body.events[r.body.events.length - 1];
+      fence = last.fence; seq = last.seq;
+      onEvents(r.body.events);
+      if (r.body.events.length < 500) return;
+    }
+  }, POLL_MS);
+}
+
+async function runPage() {
+  const id = document.body.dataset.run;
+  let may = null, run = null, lastRun = "", lastEffects = "";
+  const act = async (what, path, body) => {
+    if (!(await confirmAction(what))) return;
+    const r = await api(path, { json: body });
+    say(r.ok ? "Done: " + what : "Refused: " + refused(r, "this run"));
+    await refresh();
+  };
+  const refresh = async () => {
+    const r = await api(`/v1/runs/${id}`);
+    if (!r.ok) { say(r.status === 404 ? "There is no run " + id + "." : refused(r, "this run")); return false; }
+    run = r.body.run;
+    if (may === null) may = await whoami({ queue: run.queue });
+    const key = JSON.stringify(run);
+    if (key !== lastRun) {
+      lastRun = key;
+      const facts = [["Id", run.id], ["Queue", run.queue], ["State", run.state], ["Attempt", run.attempt + " of " + run.max_attempts],
+        ["Fence", run.fence], ["Owner", run.owner || "—"], ["Expires", when(run.expires_at) || "—"], ["Unique key", run.unique_key || "—"],
+        ["Reason", run.reason || "—"], ["Payload", short(run.payload)], ["Result", short(run.result) || "—"],
+        ["Created", when(run.created_at)], ["Finished", when(run.finished_at) || "—"]];
+      $("#run").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k.toLowerCase().replace(" ", "-") }, v)]));
+      const actions = $("#actions");
+      actions.replaceChildren();
+      if (may.admin) {
+        if (["available", "running", "blocked"].includes(run.state))
+          actions.append(el("button", { type: "button", class: "danger", id: "act-cancel", onclick: () => act("Cancel run " + id + "? A running holder is fenced out.", `/v1/runs/${id}/cancel`, { reason: "cancelled from the dashboard" }) }, "Cancel run"));
+        if (run.state === "blocked")
+          actions.append(el("button", { type: "button", id: "act-unblock", onclick: () => act("Unblock run " + id + "? It becomes available to claim.", `/v1/runs/${id}/unblock`, {}) }, "Unblock run"));
+      }
+    }
+    const e = await api(`/v1/runs/${id}/effects`);
+    if (e.ok) {
+      const ekey = JSON.stringify([e.body.effects, run.fence, run.state, may]);
+      if (ekey !== lastEffects) {
+        lastEffects = ekey;
+        const rows = e.body.effects.map((f) => {
+          // An intent without a commit from an earlier fence (or on a run
+          // no longer running) may or may not have happened: uncertain.
+          const uncertain = !f.committed && (f.fence !== run.fence || run.state !== "running");
+          const status = f.committed ? "committed" : uncertain ? "uncertain" : "in progress";
+          const cell = el("td", {});
+          if (uncertain && may.admin) {
+            const resolve = (happened) => act(`Resolve effect “${f.key}” as ${happened ? "having happened" : "not having happened"}?`,
+              `/v1/runs/${id}/effects/resolve`, { key: f.key, fence: run.fence, happened });
+            cell.append(el("div", { class: "buttons" },
+              el("button", { type: "button", class: "act-resolve", onclick: () => resolve(true) }, "Resolve: it happened"),
+              el("button", { type: "button", class: "act-resolve", onclick: () => resolve(false) }, "Resolve: it did not")));
+          }
+          return el("tr", { "data-key": f.key }, el("td", {}, f.key), el("td", { class: "num" }, f.fence),
+            el("td", { class: uncertain ? "uncertain" : "" }, status), el("td", { class: "payload" }, short(f.result)), cell);
+        });
+        if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 5 }, "No effects.")));
+        $("#effects tbody").replaceChildren(...rows);
+      }
+    }
+    return true;
+  };
+  if (!(await refresh())) return;
+  ready("run");
+  followEvents(id, (evs) => {
+    const tbody = $("#events tbody");
+    for (const ev of evs) {
+      tbody.append(el("tr", { "data-fence": ev.fence, "data-seq": ev.seq }, el("td", { class: "num" }, ev.fence),
+        el("td", { class: "num" }, ev.seq), el("td", {}, ev.kind), el("td", { class: "payload" }, short(ev.payload)), el("td", {}, when(ev.created_at))));
+    }
+  });
+  setTimeout(() => poll(refresh, POLL_MS), POLL_MS);
+}
+
+// ---- live leases ------------------------------------------------------------
+
+async function leasesPage() {
+  whoami();
+  let first = true;
+  poll(async () => {
+    const r = await api("/v1/leases");
+    if (!r.ok) { say(refused(r, "the leases (it needs read on every queue)")); return; }
+    const t = r.body.timing;
+    $("#timing").textContent = `T_lease ${secs(t.lease_ms)}, S ${secs(t.skew_ms)}, D_stop ${secs(t.stop_ms)}, T_drain ${secs(t.drain_ms)}; a full bar is ${secs(t.max_runway_ms)}.` +
+      (r.body.total > r.body.leases.length ? ` Showing ${r.body.leases.length} of ${r.body.total}.` : "");
+    const tbody = $("#leases tbody");
+    const seen = new Set();
+    for (const l of r.body.leases) {
+      const key = l.run_id + "/" + l.fence;
+      seen.add(key);
+      let row = tbody.querySelector(`tr[data-lease="${key}"]`);
+      if (!row) {
+        row = el("tr", { "data-lease": key, "data-run": l.run_id },
+          el("td", { class: "num" }, el("a", { href: "/ui/runs/" + l.run_id }, l.run_id)), el("td", { class: "num" }, l.fence), el("td", {}, l.owner),
+          el("td", {}, el("div", { class: "bar", role: "meter", "aria-valuemin": 0, "aria-valuemax": t.max_runway_ms, "aria-label": "Durable runway of run " + l.run_id }, el("span", {})),
+            el("span", { class: "bar-text" })),
+          el("td", { class: "num gate" }), el("td", { class: "num lag" }));
+        tbody.append(row);
+      }
+      const bar = row.querySelector(".bar");
+      const pct = Math.max(0, Math.min(100, 100 * l.runway_ms / Math.max(1, t.max_runway_ms)));
+      bar.setAttribute("aria-valuenow", l.runway_ms);
+      bar.setAttribute("aria-valuetext", secs(l.runway_ms) + " of " + secs(t.max_runway_ms));
+      bar.classList.toggle("low", l.available_ms < t.drain_ms * 2);
+      bar.firstChild.style.width = pct.toFixed(1) + "%";
+      row.querySelector(".bar-text").textContent = secs(l.runway_ms);
+      row.querySelector(".gate").textContent = secs(l.available_ms);
+      row.querySelector(".lag").textContent = secs(l.lag_ms);
+    }
+    for (const row of [...tbody.querySelectorAll("tr[data-lease]")]) if (!seen.has(row.dataset.lease)) row.remove();
+    say(r.body.leases.length === 0 ? "No leases held through this server." : "");
+    if (first) { first = false; ready("leases"); }
+  }, POLL_MS);
+}
+
+// ---- worlds -------------------------------------------------------------------
+
+async function worldsPage() {
+  whoami();
+  const params = new URLSearchParams(location.search);
+  const r = await api("/v1/worlds?" + new URLSearchParams({ after: params.get("after") || "", limit: "50" }));
+  if (!r.ok) { say(refused(r, "worlds")); ready("worlds"); return; }
+  const tbody = $("#worlds tbody");
+  for (const w of r.body.worlds) {
+    tbody.append(el("tr", { "data-world": w.world }, el("td", {}, el("a", { href: "/ui/worlds/" + encodeURIComponent(w.world) }, w.world)),
+      el("td", {}, w.holder || "— (revoked)"), el("td", { class: "num" }, w.epoch), el("td", {}, when(w.expires_at) || "—"),
+      el("td", {}, w.home), el("td", { class: "num" }, w.position)));
+  }
+  if (r.body.worlds.length === 0) say("No worlds this token may read on this page.");
+  if (r.body.next) { params.set("after", r.body.next); $("#next").href = "/ui/worlds?" + params; $("#next").hidden = false; }
+  ready("worlds");
+}
+
+// epochColour gives each epoch its own hue, dark enough for white text.
+function epochColour(epoch) { return `hsl(${Math.round((epoch * 137.508) % 360)}, 70%, 30%)`; }
+
+async function worldPage() {
+  const world = document.body.dataset.world;
+  const path = "/v1/worlds/" + encodeURIComponent(world);
+  whoami({ world });
+  let pos = -1, first = true;
+  poll(async () => {
+    const r = await api(path);
+    if (!r.ok) { say(r.status === 404 ? "There is no world " + world + "." : refused(r, "this world")); return; }
+    const w = r.body.world;
+    const facts = [["Holder", w.holder || "— (revoked)"], ["Epoch", w.epoch], ["Expires", when(w.expires_at) || "—"], ["Home", w.home],
+      ["Position", w.position], ["Granted at position", w.granted_position], ["Term", secs(w.term_ms)]];
+    $("#head").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k.toLowerCase().replaceAll(" ", "-") }, v)]));
+    if (w.position !== pos) {
+      pos = w.position;
+      const j = await api(`${path}/journal?from=${Math.max(1, pos - 19)}&limit=20`);
+      if (j.ok) $("#journal tbody").replaceChildren(...j.body.entries.reverse().map((e) => el("tr", { "data-position": e.position },
+        el("td", { class: "num" }, e.position), el("td", { class: "num" }, e.epoch), el("td", {}, e.kind), el("td", {}, e.holder || ""),
+        el("td", {}, e.key || ""), el("td", { class: "payload" }, short(e.payload)))));
+    }
+    if (first) { first = false; ready("world"); }
+  }, 2 * POLL_MS);
+  $("#audit-run").addEventListener("click", async () => {
+    const out = $("#audit");
+    out.replaceChildren(el("p", {}, "Auditing…"));
+    const r = await api(path + "/audit");
+    if (!r.ok) { out.replaceChildren(el("p", { class: "error" }, refused(r, "this world"))); return; }
+    const a = r.body;
+    const last = a.spans.length ? a.spans[a.spans.length - 1].to : 0;
+    const strip = el("div", { class: "strip", role: "img", "aria-label": `Who held each of positions 1 to ${last}: ${a.spans.map((s) => `epoch ${s.epoch} ${s.holder || "nobody"} ${s.from}–${s.to}`).join("; ")}` },
+      ...a.spans.map((s) => el("div", { class: "seg", "data-epoch": s.epoch, "data-from": s.from, "data-to": s.to,
+        style: { flex: `${s.to - s.from + 1} 1 0`, background: epochColour(s.epoch) }, title: `epoch ${s.epoch}, ${s.holder || "nobody"}: positions ${s.from}–${s.to}` },
+        `e${s.epoch} ${s.holder || "—"}`)));
+    const table = el("table", { id: "spans" }, el("caption", { class: "sr-only" }, "Spans of one epoch and holder"),
+      el("thead", {}, el("tr", {}, el("th", { scope: "col", class: "num" }, "Epoch"), el("th", { scope: "col" }, "Holder"),
+        el("th", { scope: "col", class: "num" }, "From"), el("th", { scope: "col", class: "num" }, "To"))),
+      el("tbody", {}, ...a.spans.map((s) => el("tr", {}, el("td", { class: "num" }, s.epoch), el("td", {}, s.holder || "—"),
+        el("td", { class: "num" }, s.from), el("td", { class: "num" }, s.to)))));
+    const verdict = a.ok ? el("p", { id: "audit-verdict" }, `Verified: ${a.entries} entries, ${a.spans.length} spans, ${a.signatures} batch signatures.`)
+      : el("p", { id: "audit-verdict", class: "violation" }, `Violation at position ${a.violation.position} (${a.violation.rule}): ${a.violation.detail}. Nothing after it is trusted.`);
+    out.replaceChildren(verdict, strip, el("div", { class: "scroll" }, table));
+  });
+}
+
+// ---- start ------------------------------------------------------------------
+
+document.addEventListener("DOMContentLoaded", () => {
+  const page = document.body.dataset.page;
+  if (page === "login") { loginPage(); return; }
+  if (page === "notfound") return;
+  if (!token()) {
+    location.assign("/ui/login?next=" + encodeURIComponent(location.pathname + location.search));
+    return;
+  }
+  const out = $("#signout");
+  out.hidden = false;
+  out.addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); location.assign("/ui/login"); });
+  ({ runs: runsPage, run: runPage, leases: leasesPage, worlds: worldsPage, world: worldPage })[page]();
+});
