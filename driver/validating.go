@@ -186,7 +186,9 @@ func (v validating) RunList(ctx context.Context, p *RunListParams) ([]*Run, erro
 }
 
 // RunCounts has no input to check.
-func (v validating) RunCounts(ctx context.Context) ([]RunCount, error) { return v.Driver.RunCounts(ctx) }
+func (v validating) RunCounts(ctx context.Context) ([]RunCount, error) {
+	return v.Driver.RunCounts(ctx)
+}
 
 func (v validating) RunClaim(ctx context.Context, p *RunClaimParams) ([]*Run, error) {
 	return checked(ctx, p, typed(v, v.Driver.RunClaim))
