@@ -128,7 +128,9 @@ func waitJS(js string) chromedp.Action[chromedp.Void] {
 	})
 }
 
-func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
 
 // login signs a tab in with token and waits for the runs page.
 func login(t *testing.T, ctx context.Context, url, token string) {
