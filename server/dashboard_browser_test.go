@@ -223,6 +223,15 @@ func TestDashboardInBrowser(t *testing.T) {
 		waitJS(`document.querySelector('#run dd[data-field="state"]').textContent === "cancelled"`))
 	require.Equal(t, "cancelled", b.runState(t, victim.ID))
 
+	// A narrow screen (a phone's 390 px): nothing wider than the window
+	// but the tables, which scroll in their own box; and the keyboard's
+	// first stop is the skip link.
+	do(t, ctx, "narrowing the window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(b.url+"/"),
+		visible(`body[data-ready="runs"]`), chromedp.KeyEvent("\t"))
+	require.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 390, "the page scrolls sideways on a narrow screen")
+	require.Equal(t, "skip", eval[string](t, ctx, `document.activeElement.className`))
+	sh.take(t, ctx, "narrow-runs")
+
 	// Must show 2: a token with no scope on the data sees nothing.
 	nobody := tab(t, ctx)
 	login(t, nobody, b.url, b.mint(t, "read:queue:zzz"))
