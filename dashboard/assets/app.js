@@ -111,43 +111,49 @@ const STATES = ["available", "running", "blocked", "completed", "failed", "cance
 async function runsPage() {
   whoami();
   const params = new URLSearchParams(location.search);
-  const [stats, list] = await Promise.all([
-    api("/v1/stats/runs"),
-    api("/v1/runs?" + new URLSearchParams({ queue: params.get("queue") || "", state: params.get("state") || "", after: params.get("after") || "", limit: "50" })),
-  ]);
   const msgs = [];
-  const counts = $("#counts tbody");
-  if (stats.ok) {
+  // The list and the counts load side by side and each is drawn when it
+  // arrives: the list is one page by the primary key (flat however many
+  // runs there are), the counts a scan of the whole table.
+  const list = (async () => {
+    const r = await api("/v1/runs?" + new URLSearchParams({ queue: params.get("queue") || "", state: params.get("state") || "", after: params.get("after") || "", limit: "50" }));
+    const tbody = $("#runs tbody");
+    if (!r.ok) { msgs.push(refused(r, "these runs")); return; }
+    for (const run of r.body.runs) {
+      tbody.append(el("tr", { "data-run": run.id },
+        el("td", { class: "num" }, el("a", { href: "/ui/runs/" + run.id }, run.id)), el("td", {}, run.queue),
+        el("td", { class: "state state-" + run.state }, run.state), el("td", { class: "num" }, run.attempt + "/" + run.max_attempts),
+        el("td", { class: "num" }, run.fence), el("td", {}, run.owner || ""), el("td", {}, when(run.created_at))));
+    }
+    if (r.body.runs.length === 0) tbody.append(el("tr", {}, el("td", { colspan: 7 }, "No runs here.")));
+    if (r.body.next) {
+      const next = new URLSearchParams(params);
+      next.set("after", r.body.next);
+      $("#next").href = "/?" + next;
+      $("#next").hidden = false;
+    }
+    performance.mark("leasehold:rows");
+  })();
+  const counts = (async () => {
+    const r = await api("/v1/stats/runs");
+    if (!r.ok) { msgs.push(refused(r, "the run counts")); return; }
     const byQueue = new Map();
-    for (const c of stats.body.counts) {
+    for (const c of r.body.counts) {
       if (!byQueue.has(c.queue)) byQueue.set(c.queue, {});
       byQueue.get(c.queue)[c.state] = c.n;
     }
+    const tbody = $("#counts tbody");
     for (const [q, m] of byQueue) {
       const total = Object.values(m).reduce((a, b) => a + b, 0);
-      counts.append(el("tr", {}, el("th", { scope: "row" }, el("a", { href: "/?queue=" + encodeURIComponent(q) }, q)),
+      tbody.append(el("tr", {}, el("th", { scope: "row" }, el("a", { href: "/?queue=" + encodeURIComponent(q) }, q)),
         ...STATES.map((s) => el("td", { class: "num", "data-queue": q, "data-state": s },
           m[s] ? el("a", { href: "/?" + new URLSearchParams({ queue: q, state: s }), "aria-label": m[s] + " " + s + " in " + q }, m[s]) : "0")),
         el("td", { class: "num", "data-queue": q, "data-state": "total" }, total)));
     }
     if (byQueue.size === 0) msgs.push("No runs this token may read.");
-  } else msgs.push(refused(stats, "the run counts"));
-  const tbody = $("#runs tbody");
-  if (list.ok) {
-    for (const r of list.body.runs) {
-      tbody.append(el("tr", { "data-run": r.id },
-        el("td", { class: "num" }, el("a", { href: "/ui/runs/" + r.id }, r.id)), el("td", {}, r.queue),
-        el("td", { class: "state state-" + r.state }, r.state), el("td", { class: "num" }, r.attempt + "/" + r.max_attempts),
-        el("td", { class: "num" }, r.fence), el("td", {}, r.owner || ""), el("td", {}, when(r.created_at))));
-    }
-    if (list.body.runs.length === 0) tbody.append(el("tr", {}, el("td", { colspan: 7 }, "No runs here.")));
-    if (list.body.next) {
-      params.set("after", list.body.next);
-      const n = $("#next");
-      n.href = "/?" + params;
-      n.hidden = false;
-    }
-  } else msgs.push(refused(list, "these runs"));
+    performance.mark("leasehold:counts");
+  })();
+  await Promise.all([list, counts]);
   say(msgs.join(" "));
   ready("runs");
 }
