@@ -223,6 +223,25 @@ func TestDashboardInBrowser(t *testing.T) {
 		waitJS(`document.querySelector('#run dd[data-field="state"]').textContent === "cancelled"`))
 	require.Equal(t, "cancelled", b.runState(t, victim.ID))
 
+	// An uncertain effect: an intent whose holder failed before its
+	// commit, met by the next holder. The admin resolves it (it did not
+	// happen) after confirming; the intent is gone.
+	pay := b.enqueue(t, "pay", `{}`)
+	before := b.claimOne(t, "pay", "worker-2")
+	b.post(t, runPath(pay.ID, "/effects/begin"), map[string]any{"key": "charge", "fence": before.Fence, "owner": "worker-2", "max_duration_ms": 1000}).ok(t, &struct{}{})
+	b.post(t, runPath(pay.ID, "/fail"), map[string]any{"fence": before.Fence, "reason": "crashed mid-effect", "retry_after_ms": 0}).ok(t, &runBody{})
+	second := b.claimOne(t, "pay", "worker-3")
+	require.Greater(t, second.Fence, before.Fence)
+	do(t, ctx, "opening the run with an uncertain effect", chromedp.Navigate(fmt.Sprintf("%s/ui/runs/%d", b.url, pay.ID)),
+		visible(`#effects tr[data-key="charge"] .act-resolve`))
+	require.Equal(t, "uncertain", text(t, ctx, `#effects tr[data-key="charge"] td:nth-child(3)`))
+	sh.take(t, ctx, "uncertain-effect")
+	do(t, ctx, "resolving it", chromedp.Click(chromedp.CSS(`#effects tr[data-key="charge"] .act-resolve:nth-child(2)`)),
+		visible("#confirm-yes"), chromedp.Click(chromedp.CSS("#confirm-yes")), chromedp.WaitNotPresent(chromedp.CSS(`#effects tr[data-key="charge"]`)))
+	var ledger struct{ Effects []struct{ Key string } }
+	b.get(t, runPath(pay.ID, "/effects")).ok(t, &ledger)
+	require.Empty(t, ledger.Effects, "resolved as not happened: the intent is removed")
+
 	// A narrow screen (a phone's 390 px): nothing wider than the window
 	// but the tables, which scroll in their own box; and the keyboard's
 	// first stop is the skip link.

@@ -222,7 +222,9 @@ async function runPage() {
           const uncertain = !f.committed && (f.fence !== run.fence || run.state !== "running");
           const status = f.committed ? "committed" : uncertain ? "uncertain" : "in progress";
           const cell = el("td", {});
-          if (uncertain && may.admin) {
+          // A resolve is applied under the fence in force, so only while the
+          // run is held; otherwise its next holder meets it and resolves it.
+          if (uncertain && may.admin && run.state === "running") {
             const resolve = (happened) => act(`Resolve effect “${f.key}” as ${happened ? "having happened" : "not having happened"}?`,
               `/v1/runs/${id}/effects/resolve`, { key: f.key, fence: run.fence, happened });
             cell.append(el("div", { class: "buttons" },
