@@ -76,6 +76,20 @@ func TestDashboardPages(t *testing.T) {
 			require.NotContains(t, string(r.body), "http://", "no CDN: %s loads nothing from elsewhere", path)
 			require.NotContains(t, string(r.body), "https://", path)
 		}
+		// An asset unchanged since the last load is not sent again.
+		req, err := http.NewRequest(http.MethodGet, b.url+"/ui/assets/app.js", nil)
+		require.NoError(t, err)
+		resp, err = noRedirect.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		tag := resp.Header.Get("ETag")
+		require.NotEmpty(t, tag)
+		req.Header.Set("If-None-Match", tag)
+		resp, err = noRedirect.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNotModified, resp.StatusCode)
+
 		// Everything else still needs a token, and the API's answers are
 		// not the dashboard's.
 		anon.get(t, "/v1/runs").problem(t, "unauthorized")

@@ -182,6 +182,7 @@ function followEvents(id, onEvents) {
 
 async function runPage() {
   const id = document.body.dataset.run;
+  whoami(); // the header, whether or not the token may read the run
   let may = null, run = null, lastRun = "", lastEffects = "";
   const act = async (what, path, body) => {
     if (!(await confirmAction(what))) return;
