@@ -65,6 +65,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "leasehold serve: listening on %s://%s (store: %s)\n", scheme, ln.Addr(), describeStore(*db))
+	fmt.Fprintf(out, "leasehold serve: dashboard at %s://%s/ (sign in with a token)\n", scheme, ln.Addr())
 	rep, err := s.Serve(ctx, ln, *grace)
 	fmt.Fprintf(out, "leasehold serve: shutting down\n%s\n", rep)
 	return err
