@@ -185,7 +185,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	sh.take(t, ctx, "run-live-events")
 
 	// Live leases: the held run's durable runway, draining between two
-	// screenshots.
+	// screenshots and refilled by a confirmed renewal.
 	do(t, ctx, "opening the leases", chromedp.Navigate(b.url+"/ui/leases"), visible(`body[data-ready="leases"]`))
 	bar := fmt.Sprintf(`#leases tr[data-run="%d"] .bar`, d.held.ID)
 	first := eval[int64](t, ctx, `+document.querySelector('`+bar+`').getAttribute("aria-valuenow")`)
@@ -196,6 +196,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	do(t, ctx, "waiting for the runway to drain",
 		waitJS(fmt.Sprintf(`+document.querySelector('%s').getAttribute("aria-valuenow") < %d`, bar, first)))
 	sh.take(t, ctx, "leases-2")
+	drained := eval[int64](t, ctx, `+document.querySelector('`+bar+`').getAttribute("aria-valuenow")`)
+	b.post(t, runPath(d.held.ID, "/renew"), map[string]any{"fence": d.held.Fence, "owner": "worker-1"}).ok(t, &struct{}{})
+	do(t, ctx, "waiting for the renewal to refill the runway",
+		waitJS(fmt.Sprintf(`+document.querySelector('%s').getAttribute("aria-valuenow") > %d`, bar, drained)))
+	sh.take(t, ctx, "leases-3-renewed")
 
 	// Worlds: the list, a world's head, and its audit strip.
 	do(t, ctx, "opening the worlds", chromedp.Navigate(b.url+"/ui/worlds"), visible(`#worlds tr[data-world="w1"]`),
