@@ -74,6 +74,18 @@ func TestEveryEndpointRefusesAWrongScopeToken(t *testing.T) {
 			switch key {
 			case "GET /healthz", "GET /readyz", "GET /metrics", "GET /openapi.json":
 				continue // no scope needed (readyz, metrics, openapi: any token)
+			case "GET /v1/whoami":
+				var who struct{ May map[string]bool }
+				stranger.get(t, "/v1/whoami?queue=q").ok(t, &who)
+				require.Equal(t, map[string]bool{"read": false, "work": false, "admin": false}, who.May, "any token may ask what it may do")
+				continue
+			case "GET /v1/stats/runs", "GET /v1/worlds":
+				// Listings filtered by the token's scopes: answered, and
+				// showing nothing of queue q or world w1.
+				r := stranger.get(t, strings.TrimPrefix(key, "GET "))
+				require.Equal(t, http.StatusOK, r.status, "%s: %s", key, r.body)
+				require.Regexp(t, `^\{"(counts|worlds)":\[\]\}$`, strings.TrimSpace(string(r.body)), key)
+				continue
 			}
 			method, path, _ := strings.Cut(key, " ")
 			var body []byte
