@@ -35,7 +35,9 @@ func chromium(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal("chromium is not installed: the dashboard's browser tests need it under CI (apt-get install chromium)")
 	}
-	t.Skip("SKIPPED: no chromium on PATH, so the dashboard's browser tests did not run — apt-get install -y chromium")
+	const msg = "SKIPPED: no chromium on PATH, so the dashboard's browser tests did not run — apt-get install -y chromium"
+	fmt.Fprintf(os.Stderr, "%s: %s\n", t.Name(), msg) // seen without -v too
+	t.Skip(msg)
 	return ""
 }
 
