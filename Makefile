@@ -12,12 +12,12 @@ help:
 ## test: run every test (SQLite always; Postgres at $$LEASEHOLD_TEST_DATABASE_URL, default local 127.0.0.1:5432/test)
 .PHONY: test
 test:
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -timeout 30m $(PKGS)
 
 ## test-race: run every test with the race detector (what CI runs)
 .PHONY: test-race
 test-race:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 ## test-load: the 10,000-run load test on both drivers, without the race detector (CI runs it)
 .PHONY: test-load
