@@ -181,6 +181,10 @@ type RunRenewManyResult struct {
 	// renewed: fenced out, expired on the store clock, no longer running,
 	// owned by another, or missing. The keeper treats each as lost.
 	Lost []int
+	// StoreNow is the store time the drain renewed against (each renewed
+	// expiry is StoreNow + Lease): the runtime store-clock watch's probe.
+	// Zero when nothing was renewed (Postgres returns it with the rows).
+	StoreNow time.Time
 }
 
 // SplitRenewed reports a drain's outcome in batch order from the set of

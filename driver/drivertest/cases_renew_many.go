@@ -54,6 +54,7 @@ var renewManyCases = []Case{
 		res := e.renewMany("w", batch...)
 		require.Equal(t, []int64{live.ID, mine[4].ID}, res.Renewed)
 		require.Equal(t, []int{1, 2, 3, 4, 5}, res.Lost)
+		require.Equal(t, StartTime.Add(10*time.Second), res.StoreNow, "the drain reports the store time it renewed against")
 		for _, r := range []*driver.Run{live, mine[4]} {
 			got := e.run(r.ID)
 			require.Equal(t, StartTime.Add(10*time.Second+runLease), got.ExpiresAt, "expiry = store now + lease")
@@ -126,6 +127,7 @@ var renewManyCases = []Case{
 		require.Equal(t, StartTime.Add(time.Second+runLease), e.run(want[len(want)-1]).ExpiresAt)
 		require.Equal(t, StartTime.Add(runLease), e.run(refs[3].ID).ExpiresAt)
 		require.Empty(t, e.renewMany("w").Renewed, "an empty drain is a no-op")
+		require.Zero(t, e.renewMany("w").StoreNow, "and reports no store time")
 	}},
 	{"RunRenewManyRefusesBadInputChangingNothing", func(t *testing.T, f Factory) {
 		e := newEnv(t, f)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/leasehold/leasehold/driver"
 )
@@ -35,7 +36,7 @@ UPDATE runs r SET expires_at = t.now + $5::interval
 FROM l, t
 WHERE r.id = l.id AND r.fence = l.fence AND r.owner = $4 AND r.state = 'running'
   AND r.expires_at > coalesce($1::timestamptz, clock_timestamp())
-RETURNING r.id`
+RETURNING r.id, t.now`
 
 // RunRenewMany implements driver.RunStore: one statement in autocommit on
 // the critical pool — one round trip, one commit — for the whole drain.
@@ -64,8 +65,9 @@ func (d *store) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) 
 	}
 	renewed := make(map[int64]struct{}, n)
 	var id int64
+	var now time.Time
 	for rows.Next() {
-		if err := rows.Scan(&id); err != nil {
+		if err := rows.Scan(&id, &now); err != nil {
 			rows.Close()
 			return nil, fail(err)
 		}
@@ -74,5 +76,9 @@ func (d *store) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) 
 	if err := rows.Err(); err != nil {
 		return nil, fail(mapWriteError(err))
 	}
-	return driver.SplitRenewed(p.Runs, renewed), nil
+	res := driver.SplitRenewed(p.Runs, renewed)
+	if len(renewed) > 0 {
+		res.StoreNow = now.UTC()
+	}
+	return res, nil
 }

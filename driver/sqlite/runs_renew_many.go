@@ -65,5 +65,9 @@ func (d *store) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) 
 	if err := tx.Commit(); err != nil {
 		return nil, fail("commit: %w", err)
 	}
-	return driver.SplitRenewed(p.Runs, renewed), nil
+	res := driver.SplitRenewed(p.Runs, renewed)
+	if len(renewed) > 0 {
+		res.StoreNow = now.UTC()
+	}
+	return res, nil
 }
