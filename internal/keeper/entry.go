@@ -75,6 +75,12 @@ func (e *Entry) LoseSync(err error) {
 	e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(e.k.Mode()), e.k.now()), Cause: err}, &e.k.stats.lost)
 }
 
+// Runway returns the runway the entry's mode trusts now: from the send of
+// its last confirmed write, less S and any store-clock cut in force.
+func (e *Entry) Runway() time.Duration {
+	return Runway(e.k.timing(), e.sent(e.k.Mode()), e.k.now())
+}
+
 // Lag returns the durable lag the entry's mode enforces.
 func (e *Entry) Lag() time.Duration { return Lag(e.sent(e.k.Mode()), e.k.now()) }
 

@@ -30,9 +30,10 @@ func (e *Entry) Gate(ctx context.Context, maxDur time.Duration) error {
 	k := e.k
 	mode := k.Mode()
 	now := k.now()
-	pass := GatePasses(k.t, e.sent(mode), now, maxDur)
+	t := k.timing()
+	pass := GatePasses(t, e.sent(mode), now, maxDur)
 	if mode == ModeDark && !e.shadowLost.Load() &&
-		GatePasses(k.t, time.Duration(e.drainSent.Load()), now, maxDur) != pass {
+		GatePasses(t, time.Duration(e.drainSent.Load()), now, maxDur) != pass {
 		k.stats.darkGateDiffs.Add(1)
 	}
 	if pass {
@@ -45,7 +46,7 @@ func (e *Entry) Gate(ctx context.Context, maxDur time.Duration) error {
 // gateSlow is the gate's short path: one synchronous flush, then refuse.
 func (e *Entry) gateSlow(ctx context.Context, maxDur time.Duration, mode Mode) error {
 	k := e.k
-	if runway := Runway(k.t, e.sent(mode), k.now()); runway > 0 {
+	if runway := Runway(k.timing(), e.sent(mode), k.now()); runway > 0 {
 		fctx, cancel := k.withFlushTimeout(ctx, runway)
 		sent := k.now()
 		lost, err := k.cfg.Flusher.Flush(fctx, []Ref{e.ref})
@@ -64,13 +65,13 @@ func (e *Entry) gateSlow(ctx context.Context, maxDur time.Duration, mode Mode) e
 		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return ctx.Err() // the caller gave up; nothing decided
 		}
-		if GatePasses(k.t, e.sent(mode), k.now(), maxDur) {
+		if GatePasses(k.timing(), e.sent(mode), k.now(), maxDur) {
 			k.stats.gateFlushPass.Add(1)
 			return nil
 		}
 	}
 	k.stats.gateRefuse.Add(1)
-	refusal := &RunwayError{Ref: e.ref, Needed: Needed(k.t, maxDur), Available: Available(k.t, e.sent(mode), k.now())}
+	refusal := &RunwayError{Ref: e.ref, Needed: Needed(k.t, maxDur), Available: Available(k.timing(), e.sent(mode), k.now())}
 	e.giveUp(refusal, nil) // counted above, before the cancel
 	return e.Err()
 }

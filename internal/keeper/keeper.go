@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/internal/clockwatch"
 	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/startstop"
 	"github.com/leasehold/leasehold/journal"
@@ -82,6 +83,9 @@ type Keeper struct {
 	stats   stats
 	metrics *metrics
 
+	watch       *clockwatch.Watch // the runtime store-clock watch (clockwatch.go)
+	clockExcess atomic.Int64      // ns the runway is shortened beyond S; 0 normally
+
 	life startstop.Lifecycle // the drain and watch loops
 }
 
@@ -116,6 +120,7 @@ func New(cfg Config) (*Keeper, error) {
 	k.life.Name = "keeper " + cfg.Kind
 	k.life.RT = cfg.Runtime
 	k.mode.Store(int32(cfg.Mode))
+	k.watch = clockwatch.New(cfg.Timing)
 	k.metrics = newMetrics(k)
 	return k, nil
 }
@@ -151,6 +156,7 @@ func (k *Keeper) SetMode(m Mode) error {
 		advance(&e.drainSent, time.Duration(s))
 	}
 	if old := Mode(k.mode.Swap(int32(m))); old != m {
+		k.stats.modeSwitches[old][m].Add(1)
 		k.cfg.Logger.Info("heartbeat mode switched", "kind", k.cfg.Kind, "from", old, "to", m)
 	}
 	return nil

@@ -14,7 +14,10 @@ type stats struct {
 	lost, selfStops                             atomic.Uint64
 	gatePass, gateFlushPass, gateRefuse         atomic.Uint64
 	darkGateDiffs, darkStopDiffs, darkLostDiffs atomic.Uint64
-	maxLag                                      atomic.Int64 // ns
+	maxLag                                      atomic.Int64        // ns
+	modeSwitches                                [3][3]atomic.Uint64 // [from][to]
+	clockProbes, clockSteps, clockDrifts        atomic.Uint64
+	clockClears                                 atomic.Uint64
 }
 
 // observeLag records the durable lag an entry had reached when a renewal
@@ -80,12 +83,18 @@ func newMetrics(k *Keeper) *metrics {
 		descs: map[string]*prometheus.Desc{},
 	}
 	for name, help := range map[string]string{
-		"leasehold_keeper_flushes_total":      "Drains answered by the store (result=ok) or failed (result=error).",
-		"leasehold_keeper_flushed_rows_total": "Leases renewed by drains.",
-		"leasehold_keeper_leases_lost_total":  "Leases found lost by a flush or a refused synchronous renewal.",
-		"leasehold_keeper_self_stops_total":   "Holders stopped because their durable lag reached D_stop.",
-		"leasehold_gate_decisions_total":      "Side-effect gate decisions: pass (local), flush_pass (after one synchronous flush), refuse.",
-		"leasehold_keeper_dark_diffs_total":   "Dark mode: decisions (gate, stop, lost) write-behind would have made differently.",
+		"leasehold_keeper_flushes_total":           "Drains answered by the store (result=ok) or failed (result=error).",
+		"leasehold_keeper_flushed_rows_total":      "Leases renewed by drains.",
+		"leasehold_keeper_leases_lost_total":       "Leases found lost by a flush or a refused synchronous renewal.",
+		"leasehold_keeper_self_stops_total":        "Holders stopped because their durable lag reached D_stop.",
+		"leasehold_gate_decisions_total":           "Side-effect gate decisions: pass (local), flush_pass (after one synchronous flush), refuse.",
+		"leasehold_keeper_dark_diffs_total":        "Dark mode: decisions (gate, stop, lost) write-behind would have made differently.",
+		"leasehold_keeper_mode":                    "The heartbeat mode in force: 1 for it, 0 for the others.",
+		"leasehold_keeper_mode_switches_total":     "Heartbeat mode switches, by from and to.",
+		"leasehold_store_clock_probes_total":       "Round trips (claims, renewals, drains) that fed the runtime store-clock watch.",
+		"leasehold_store_clock_alarms_total":       "Times the store clock was seen moving beyond S within one term (kind step or drift).",
+		"leasehold_store_clock_clears_total":       "Times the store clock was back within bounds after an alarm.",
+		"leasehold_store_clock_runway_cut_seconds": "How much the runway is shortened beyond S now because of a store-clock alarm.",
 	} {
 		var vl []string
 		switch name {
@@ -95,6 +104,12 @@ func newMetrics(k *Keeper) *metrics {
 			vl = []string{"outcome"}
 		case "leasehold_keeper_dark_diffs_total":
 			vl = []string{"decision"}
+		case "leasehold_keeper_mode":
+			vl = []string{"mode"}
+		case "leasehold_keeper_mode_switches_total":
+			vl = []string{"from", "to"}
+		case "leasehold_store_clock_alarms_total":
+			vl = []string{"what"}
 		}
 		m.descs[name] = prometheus.NewDesc(name, help, vl, labels)
 	}
@@ -130,6 +145,25 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	c("leasehold_keeper_dark_diffs_total", s.DarkGateDiffs, "gate")
 	c("leasehold_keeper_dark_diffs_total", s.DarkStopDiffs, "stop")
 	c("leasehold_keeper_dark_diffs_total", s.DarkLostDiffs, "lost")
+	mode := m.k.Mode()
+	for _, md := range []Mode{ModeSync, ModeDark, ModeWriteBehind} {
+		v := 0.0
+		if md == mode {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(m.descs["leasehold_keeper_mode"], prometheus.GaugeValue, v, md.String())
+		for _, to := range []Mode{ModeSync, ModeDark, ModeWriteBehind} {
+			if to != md {
+				c("leasehold_keeper_mode_switches_total", m.k.stats.modeSwitches[md][to].Load(), md.String(), to.String())
+			}
+		}
+	}
+	st := &m.k.stats
+	c("leasehold_store_clock_probes_total", st.clockProbes.Load())
+	c("leasehold_store_clock_alarms_total", st.clockSteps.Load(), "step")
+	c("leasehold_store_clock_alarms_total", st.clockDrifts.Load(), "drift")
+	c("leasehold_store_clock_clears_total", st.clockClears.Load())
+	ch <- prometheus.MustNewConstMetric(m.descs["leasehold_store_clock_runway_cut_seconds"], prometheus.GaugeValue, m.k.ClockCut().Seconds())
 	m.rowsPerFlush.Collect(ch)
 	m.lag.Collect(ch)
 }

@@ -15,16 +15,18 @@ import (
 func (k *Keeper) WatchOnce() {
 	mode := k.Mode()
 	now := k.now()
+	k.tickClock(now)
+	t := k.timing()
 	for _, e := range k.live(nil) {
 		lag := Lag(e.sent(mode), now)
-		stop := lag >= k.t.Stop
+		stop := lag >= t.Stop
 		if mode == ModeDark && !e.shadowLost.Load() &&
-			MustStop(k.t, time.Duration(e.drainSent.Load()), now) != stop {
+			MustStop(t, time.Duration(e.drainSent.Load()), now) != stop {
 			k.stats.darkStopDiffs.Add(1)
 		}
 		if stop && e.giveUp(&LostError{Ref: e.ref, SelfStop: true, Lag: lag}, &k.stats.selfStops) {
 			k.cfg.Logger.Warn("self-stop: durable lag reached D_stop", "kind", k.cfg.Kind,
-				"id", e.ref.ID, "fence", e.ref.Fence, "lag", lag, "d_stop", k.t.Stop)
+				"id", e.ref.ID, "fence", e.ref.Fence, "lag", lag, "d_stop", t.Stop, "clock_cut", k.ClockCut())
 		}
 	}
 }
