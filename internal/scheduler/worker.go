@@ -198,11 +198,22 @@ func (w *Worker) flush(ctx context.Context, refs []keeper.Ref) ([]int, error) {
 	for i, r := range refs {
 		p.Runs[i] = driver.RunLeaseRef{ID: r.ID, Fence: r.Fence}
 	}
+	sent := w.cfg.Clock.Now()
 	res, err := w.store.RunRenewMany(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	w.keeper.ObserveStore(sent, w.cfg.Clock.Now(), res.StoreNow)
 	return res.Lost, nil
+}
+
+// storeTime is the store time a claim or renewal wrote by: its expiry less
+// T_lease (zero, which the clock watch ignores, when there is none).
+func (w *Worker) storeTime(r *driver.Run) time.Time {
+	if r == nil || r.ExpiresAt.IsZero() {
+		return time.Time{}
+	}
+	return r.ExpiresAt.Add(-w.cfg.Timing.Lease)
 }
 
 // Mode returns the heartbeat mode.
@@ -351,6 +362,9 @@ func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Logger.Warn("claim failed", "queue", queue, "err", err)
 			}
+			if len(claimed) > 0 { // the store wrote expires_at = its now + T_lease
+				w.keeper.ObserveStore(sent, w.cfg.Clock.Now(), w.storeTime(claimed[0]))
+			}
 			for _, r := range claimed {
 				slots <- struct{}{}
 				w.running.Add(1)
@@ -454,10 +468,11 @@ func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry) {
 			continue
 		}
 		sent := c.Now()
-		_, err := w.store.RunRenew(ctx, &driver.RunRenewParams{ID: ref.ID, Fence: ref.Fence, Owner: w.cfg.Owner, Lease: w.cfg.Timing.Lease})
+		row, err := w.store.RunRenew(ctx, &driver.RunRenewParams{ID: ref.ID, Fence: ref.Fence, Owner: w.cfg.Owner, Lease: w.cfg.Timing.Lease})
 		switch {
 		case err == nil:
 			e.ConfirmSync(sent)
+			w.keeper.ObserveStore(sent, c.Now(), w.storeTime(row))
 		case errors.Is(err, lease.ErrFenced), errors.Is(err, lease.ErrLeaseExpired), errors.Is(err, lease.ErrNotFound):
 			w.cfg.Logger.Warn("lease lost", "run", ref.ID, "fence", ref.Fence, "err", err)
 			e.LoseSync(err)
