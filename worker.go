@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/internal/scheduler"
@@ -181,6 +183,18 @@ type WorkerStats struct {
 	// of it was confirmed: how close upkeep came to D_stop.
 	MaxLag time.Duration
 }
+
+// Collector returns the worker's Prometheus collector: its keeper's
+// decisions, heartbeat mode and switches, and the runtime store-clock
+// watch (leasehold_keeper_*, leasehold_gate_*, leasehold_store_clock_*).
+// Register it once; for several workers in one registry, wrap each with a
+// distinguishing label (prometheus.WrapRegistererWith).
+func (w *Worker) Collector() prometheus.Collector { return w.w.Keeper().Collector() }
+
+// ClockCut is how much the worker's runway is shortened now, beyond S,
+// because the store clock was seen moving beyond S within the last term
+// (0 normally; see docs/design/fencing.md §6).
+func (w *Worker) ClockCut() time.Duration { return w.w.Keeper().ClockCut() }
 
 // Stats returns the worker's keeper counters.
 func (w *Worker) Stats() WorkerStats { return WorkerStats(w.w.Keeper().Stats()) }

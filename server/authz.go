@@ -56,6 +56,9 @@ var rules = map[string]rule{
 	"GET /v1/tokens":              {from: fromAdminToken},
 	"POST /v1/tokens/{id}/revoke": {from: fromAdminToken},
 
+	"GET /v1/admin/mode":  {from: fromAdminToken},
+	"POST /v1/admin/mode": {from: fromAdminToken},
+
 	"POST /v1/worlds":                  {from: fromHandler, action: auth.Admin},
 	"GET /v1/worlds/{world}":           {from: fromWorld, action: auth.Read},
 	"POST /v1/worlds/{world}/grant":    {from: fromWorld, action: auth.Admin},

@@ -42,6 +42,10 @@ func (s *Server) routes() []route {
 		h("GET", "/v1/tokens", s.listTokens),
 		h("POST", "/v1/tokens/{id}/revoke", s.revokeToken),
 
+		// Heartbeat mode of the attached workers (admin_mode.go).
+		h("GET", "/v1/admin/mode", s.getModes),
+		h("POST", "/v1/admin/mode", s.setModes),
+
 		// Worlds (worlds.go).
 		h("POST", "/v1/worlds", s.createWorld),
 		h("GET", "/v1/worlds/{world}", s.getWorld),

@@ -35,6 +35,7 @@ type Server struct {
 	tokens  *tokenCache  // auth.go
 	limits  *rateLimits  // ratelimit.go
 	hostAPI http.Handler // host.Handler(cfg.Host); nil without a host
+	workers workers      // in-process workers under the admin mode API (admin_mode.go)
 
 	authRefusals *prometheus.CounterVec // metrics_auth.go
 

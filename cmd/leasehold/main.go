@@ -37,6 +37,7 @@ var commands = []command{
 	{"import", "create a world from a verified JSONL export", runImport},
 	{"host", "run a world host: hold the worlds the store gives --node, run their turns, serve its HTTP API", runHost},
 	{"sweep", "revoke expired leases and grant each world's home the next epoch", runSweep},
+	{"mode", "heartbeat mode of a running server's workers: `mode get`, `mode set <sync|dark|writebehind> --worker NAME|--all` (--server, --token)", runMode},
 	{"doctor", "sample the store clock (offset, rate error, steps, latency) and judge whether write-behind is safe", runDoctor},
 	{"sim", "deterministic simulation: `sim --seeds N --from S` checks the safety invariants under seeded faults", runSim},
 	{"bench", "benchmarks: `bench journal` (appends beside the raw fsync rate), `bench runs` (runs/s, events), `bench retention` (the cleaner against claim latency) — see docs/BENCHMARKS.md", runBench},

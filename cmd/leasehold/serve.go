@@ -29,10 +29,15 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	keyFile := fs.String("tls-key", "", "PEM private key file of --tls-cert")
 	rateLimit := fs.Float64("rate-limit", 0, "requests per second each token may make (0: no limit); over it: 429")
 	rateBurst := fs.Int("rate-burst", 0, "requests a token may make at once (default: --rate-limit rounded up)")
+	sw := addServeWorkerFlags(fs) // serve_workers.go
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	scfg := server.Config{RateLimit: *rateLimit, RateBurst: *rateBurst}
+	runTiming, err := sw.timing()
+	if err != nil {
+		return err
+	}
+	scfg := server.Config{RateLimit: *rateLimit, RateBurst: *rateBurst, Timing: runTiming}
 	if (*certFile == "") != (*keyFile == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
@@ -59,6 +64,24 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		c.Close()
 		return err
 	}
+	// The in-process workers stop before Serve shuts the server down (and
+	// closes the client they write through): Serve sees its context end
+	// only once they have.
+	if err := sw.start(ctx, c, s, log); err != nil {
+		sw.stop(*grace)
+		c.Close()
+		return err
+	}
+	serveCtx, serveDone := context.WithCancel(context.Background())
+	defer serveDone()
+	go func() {
+		select {
+		case <-ctx.Done():
+			sw.stop(*grace)
+			serveDone()
+		case <-serveCtx.Done(): // Serve returned on its own
+		}
+	}()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		c.Close()
@@ -66,7 +89,7 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "leasehold serve: listening on %s://%s (store: %s)\n", scheme, ln.Addr(), describeStore(*db))
 	fmt.Fprintf(out, "leasehold serve: dashboard at %s://%s/ (sign in with a token)\n", scheme, ln.Addr())
-	rep, err := s.Serve(ctx, ln, *grace)
+	rep, err := s.Serve(serveCtx, ln, *grace)
 	fmt.Fprintf(out, "leasehold serve: shutting down\n%s\n", rep)
 	return err
 }
