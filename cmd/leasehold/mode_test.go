@@ -197,5 +197,3 @@ func grepLines(s string, prefixes ...string) string {
 	}
 	return strings.Join(out, "\n")
 }
-
-
