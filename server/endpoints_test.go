@@ -31,6 +31,7 @@ var sampleBodies = map[string]string{
 	"POST /v1/runs/{id}/events":          `{"fence":1,"events":[{"seq":1,"kind":"k"}]}`,
 	"POST /v1/tokens":                    `{"scopes":["read"]}`,
 	"POST /v1/tokens/{id}/revoke":        `{}`,
+	"POST /v1/admin/mode":                `{"mode":"sync","all":true}`,
 	"POST /v1/worlds":                    `{"world":"w1","home":"h"}`,
 	"POST /v1/worlds/{world}/grant":      `{"holder":"h","epoch":1}`,
 	"POST /v1/worlds/{world}/renew":      `{"holder":"h","epoch":1}`,
