@@ -71,8 +71,11 @@ func (v validating) typed(err error) error {
 // typed wraps call so that its error goes through v.typed.
 func typed[P, R any](v validating, call func(context.Context, P) (R, error)) func(context.Context, P) (R, error) {
 	return func(ctx context.Context, p P) (R, error) {
+		ctx, span := traceWrite(ctx, p) // tracing.go: only inside a traced call
 		r, err := call(ctx, p)
-		return r, v.typed(err)
+		err = v.typed(err)
+		endTrace(span, err)
+		return r, err
 	}
 }
 

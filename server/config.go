@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/host"
@@ -52,6 +54,11 @@ type Config struct {
 	// loops and its keeper drained — before it closes the client. Nil:
 	// the endpoint answers unavailable.
 	Host *host.Host
+	// TracerProvider, when set, traces every API call (a server span per
+	// request, named by its route) and the store writes it makes (child
+	// spans named "store RunClaim" …, with their durability class). Nil:
+	// no tracing, no cost.
+	TracerProvider trace.TracerProvider
 	// TLS, when set, makes Serve speak HTTPS on its listener (LoadTLS
 	// reads --tls-cert/--tls-key).
 	TLS *tls.Config

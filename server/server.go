@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/dashboard"
@@ -36,6 +37,7 @@ type Server struct {
 	limits  *rateLimits  // ratelimit.go
 	hostAPI http.Handler // host.Handler(cfg.Host); nil without a host
 	workers workers      // in-process workers under the admin mode API (admin_mode.go)
+	tracer  trace.Tracer // nil: no tracing (tracing.go)
 
 	authRefusals *prometheus.CounterVec // metrics_auth.go
 
@@ -64,6 +66,9 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{c: c, d: c.Driver(), cfg: cfg, book: newLeaseBook(cfg.Clock, cfg.Timing),
 		enqueued: make(chan struct{}), stopping: make(chan struct{})}
+	if cfg.TracerProvider != nil {
+		s.tracer = cfg.TracerProvider.Tracer("github.com/leasehold/leasehold/server")
+	}
 	s.tokens = newTokenCache(s.d, cfg.Clock, cfg.TokenCacheTTL)
 	s.limits = newRateLimits(cfg.Clock, cfg.RateLimit, cfg.RateBurst)
 	if cfg.Host != nil {
@@ -103,6 +108,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	r, endTrace := s.traceRequest(r, pattern)
+	defer func() { endTrace(sw.status) }()
 	start := s.cfg.Clock.Now()
 	if !isPublic(pattern) && !isDashboard(pattern) { // every route but /healthz and the dashboard's page shells needs a token, unrouted paths too
 		ar, err := s.authenticate(r)

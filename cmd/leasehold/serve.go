@@ -55,6 +55,13 @@ func runServe(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	scfg.Logger = log
+	tp, stopTracing, err := serveTracing(ctx) // serve_tracing.go: OTLP when configured
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer stopTracing(context.Background())
+	scfg.TracerProvider = tp
 	s, err := server.New(c, scfg)
 	if err != nil {
 		c.Close()
