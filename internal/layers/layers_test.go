@@ -63,7 +63,9 @@ var rules = map[string]rule{
 
 	// the driver interface and the drivers: SQL and error mapping only;
 	// a driver imports no other driver and none of the machinery above it
-	"driver":          {layer: "driver interface", inside: pureCore},
+	// (its validating wrapper traces store writes inside a traced call:
+	// the OpenTelemetry API only, never an SDK or exporter)
+	"driver":          {layer: "driver interface", inside: pureCore, outside: []string{"go.opentelemetry.io/otel"}},
 	"driver/sqlite":   {layer: "driver", inside: join(driverAPI, []string{"internal/bugs"}), outside: []string{"modernc.org/sqlite"}},
 	"driver/postgres": {layer: "driver", inside: driverAPI, outside: []string{"github.com/jackc/pgx/v5"}},
 	// libSQL is the SQLite driver on another engine (sqlite.OpenEngine):
@@ -72,12 +74,13 @@ var rules = map[string]rule{
 
 	// machinery: over the driver interface, never a concrete driver; the
 	// one lifecycle and the one batcher every service is built on
-	"internal/rt":        {layer: "machinery", inside: foundation},
-	"internal/startstop": {layer: "machinery", inside: join(foundation, []string{"internal/rt"})},
-	"internal/batcher":   {layer: "machinery", inside: join(foundation, []string{"internal/rt", "internal/startstop"})},
-	"internal/keeper":    {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs"}), outside: []string{"github.com/prometheus/client_golang"}},
-	"internal/doctor":    {layer: "machinery", inside: foundation},
-	"internal/world":     {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/bugs"})},
+	"internal/rt":         {layer: "machinery", inside: foundation},
+	"internal/startstop":  {layer: "machinery", inside: join(foundation, []string{"internal/rt"})},
+	"internal/batcher":    {layer: "machinery", inside: join(foundation, []string{"internal/rt", "internal/startstop"})},
+	"internal/keeper":     {layer: "machinery", inside: join(pureCore, lifecycle, []string{"internal/bugs", "internal/clockwatch"}), outside: []string{"github.com/prometheus/client_golang"}},
+	"internal/doctor":     {layer: "machinery", inside: foundation},
+	"internal/clockwatch": {layer: "machinery", inside: foundation, noStd: io},
+	"internal/world":      {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/bugs"})},
 	"internal/scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/doctor"}),
 		outside: []string{"github.com/prometheus/client_golang", "github.com/robfig/cron/v3"}},
 
@@ -92,6 +95,7 @@ var rules = map[string]rule{
 
 	// the public face: the machinery, never a concrete driver (the user
 	// passes one to NewClient), so it links neither database library
+	// (Worker.Collector hands out the keeper's Prometheus collector)
 	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "internal/doctor", "host"}),
 		outside: []string{"github.com/prometheus/client_golang"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// test helpers for users' tests (River's rivertest): over the public
@@ -101,7 +105,7 @@ var rules = map[string]rule{
 	// concrete driver (the CLI opens one and hands over the client)
 	// (and the world host a program attaches to it, for commands)
 	"server": {layer: "surface", inside: join([]string{"", "internal/httpapi", "host", "dashboard"}, driverAPI),
-		outside: []string{"github.com/prometheus/client_golang", "golang.org/x/time/rate"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
+		outside: []string{"github.com/prometheus/client_golang", "golang.org/x/time/rate", "go.opentelemetry.io/otel"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// the web dashboard the server serves: page shells and assets that
 	// know the API only as HTTP, so below the server and above nothing
 	"dashboard": {layer: "dashboard", inside: pureCore, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
