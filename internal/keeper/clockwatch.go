@@ -36,7 +36,10 @@ func (k *Keeper) ObserveStore(sent, recv, store time.Time) {
 		}
 	}
 	old := time.Duration(k.clockExcess.Swap(int64(v.Excess)))
-	if v.Raised || v.Excess > old {
+	// Logged when raised, and again only when the cut grew by a quarter of
+	// S or more: later probes' round trips widen it a little each time,
+	// and a log line per drain would bury the one that matters.
+	if v.Raised || v.Excess >= old+k.t.Skew/4 {
 		k.cfg.Logger.Warn("store clock moved beyond S within one term: runway shortened until it is back within bounds",
 			"kind", k.cfg.Kind, "what", string(v.Kind), "moved", v.Moved, "bound", v.Bound, "s", k.t.Skew,
 			"term", k.t.Lease, "runway_cut", v.Excess, "store_time", store, "rtt", recv.Sub(sent))
