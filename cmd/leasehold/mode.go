@@ -30,8 +30,13 @@ const (
 //	leasehold mode get [--json]
 //	leasehold mode set <sync|dark|writebehind> (--worker NAME | --all)
 func runMode(ctx context.Context, args []string, out io.Writer) error {
+	const usage = "usage: leasehold mode get [--json] | leasehold mode set <sync|dark|writebehind> (--worker NAME | --all) [--server URL] [--token T]"
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(out, usage) // asked for: the answer, exit 0
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || (args[0] != "get" && args[0] != "set") {
-		return errors.New("usage: leasehold mode get [--json] | leasehold mode set <sync|dark|writebehind> (--worker NAME | --all) [--server URL] [--token T]")
+		return errors.New(usage)
 	}
 	fs := newFlagSet("mode "+args[0], out)
 	base := fs.String("server", modeEnvOr(modeServerEnv, "http://"+defaultListen), "the server's base URL (default $"+modeServerEnv+")")
