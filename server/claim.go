@@ -87,6 +87,9 @@ func (s *Server) claimOnce(ctx context.Context, req claimRequest) (leasedRuns, e
 	if err != nil {
 		return leasedRuns{}, fmt.Errorf("claiming runs: %w", err)
 	}
+	if len(rs) > 0 {
+		s.clock.observe(sent, s.cfg.Clock.Now(), rs[0]) // clockwatch.go
+	}
 	out := leasedRuns{Runs: make([]leasedRun, len(rs))}
 	for _, run := range rs {
 		s.book.confirm(driver.RunLeaseRef{ID: run.ID, Fence: run.Fence}, run.Owner, sent)

@@ -41,6 +41,7 @@ func (s *Server) renewNow(r *http.Request, id, fence int64, owner string) (*driv
 		s.forgetIfRefused(ref, err)
 		return nil, 0, err
 	}
+	s.clock.observe(sent, s.cfg.Clock.Now(), run) // clockwatch.go
 	s.book.confirm(ref, owner, sent)
 	return run, s.book.runway(ref), nil
 }

@@ -25,6 +25,9 @@ import (
 type leaseBook struct {
 	clk    clock.Clock
 	timing lease.Timing
+	// widen, when set, is the store-clock watch's timing at a reading of
+	// clk: S widened by the cut in force (clockwatch.go).
+	widen func(t lease.Timing, now time.Time) lease.Timing
 
 	mu      sync.Mutex // guards m and pruneAt; never held across a store call
 	m       map[driver.RunLeaseRef]held
@@ -85,7 +88,16 @@ func (b *leaseBook) runway(ref driver.RunLeaseRef) time.Duration {
 	if !ok {
 		return 0
 	}
-	return lease.Runway(h.sent, b.clk.Now(), b.timing)
+	now := b.clk.Now()
+	return lease.Runway(h.sent, now, b.timingAt(now))
+}
+
+// timingAt is the timing the book vouches by at now.
+func (b *leaseBook) timingAt(now time.Time) lease.Timing {
+	if b.widen == nil {
+		return b.timing
+	}
+	return b.widen(b.timing, now)
 }
 
 // available is what the side-effect gate may count on (SPEC §2):
@@ -100,8 +112,9 @@ func (b *leaseBook) available(ref driver.RunLeaseRef) time.Duration {
 		return 0
 	}
 	now := b.clk.Now()
+	t := b.timingAt(now)
 	lag := max(now.Sub(h.sent), 0)
-	return max(min(lease.Runway(h.sent, now, b.timing), lease.SubSat(b.timing.Stop, lag)), 0)
+	return max(min(lease.Runway(h.sent, now, t), lease.SubSat(t.Stop, lag)), 0)
 }
 
 // ms is a runway on the wire: whole milliseconds, rounded down, so the

@@ -38,6 +38,7 @@ type Server struct {
 	hostAPI http.Handler // host.Handler(cfg.Host); nil without a host
 	workers workers      // in-process workers under the admin mode API (admin_mode.go)
 	tracer  trace.Tracer // nil: no tracing (tracing.go)
+	clock   *storeClock  // the runtime store-clock watch (clockwatch.go)
 
 	authRefusals *prometheus.CounterVec // metrics_auth.go
 
@@ -75,6 +76,9 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 		s.hostAPI = host.Handler(cfg.Host)
 	}
 	s.metrics = newMetrics()
+	s.clock = newStoreClock(s)
+	s.metrics.reg.MustRegister(s.clock.collectors()...)
+	s.book.widen = s.clock.timing
 	s.authRefusals = newAuthRefusals()
 	s.metrics.reg.MustRegister(s.authRefusals)
 	s.metrics.reg.MustRegister(c.CleanerCollector())
