@@ -31,6 +31,12 @@ type Config struct {
 	// passing). Enqueues through this server wake it at once. Defaults to
 	// 250ms.
 	ClaimPoll time.Duration
+	// StreamPoll is how often an event or journal stream reads again when
+	// nothing woke it: the fallback for lost notifications and for writes
+	// no notification reaches (another process on SQLite). Writes through
+	// this server's client, and any on Postgres (LISTEN/NOTIFY), wake a
+	// stream at once. Defaults to 100ms.
+	StreamPoll time.Duration
 	// Clock measures runway (send times of claims and renewals) and drives
 	// the long poll. Defaults to the real clock, whose Now is monotonic.
 	Clock clock.Clock
@@ -70,6 +76,7 @@ const (
 	DefaultMaxClaimWait = 30 * time.Second
 	DefaultClaimPoll    = 250 * time.Millisecond
 	DefaultTokenTTL     = 5 * time.Second
+	DefaultStreamPoll   = 100 * time.Millisecond
 )
 
 func (c Config) withDefaults() Config {
@@ -88,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RateLimit > 0 && c.RateBurst <= 0 {
 		c.RateBurst = max(1, int(math.Ceil(c.RateLimit)))
+	}
+	if c.StreamPoll <= 0 {
+		c.StreamPoll = DefaultStreamPoll
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real()

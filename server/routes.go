@@ -63,5 +63,9 @@ func (s *Server) routes() []route {
 		h("GET", "/v1/leases", s.leases),
 		h("GET", "/v1/worlds", s.listWorlds),
 		h("GET", "/v1/worlds/{world}/audit", s.auditWorld),
+
+		// Streams and remote write-behind (issue 12, srvstream).
+		h("GET", "/v1/runs/{id}/events/stream", s.eventsStream),
+		h("GET", "/v1/worlds/{world}/journal/stream", s.journalStream),
 	}
 }

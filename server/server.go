@@ -42,6 +42,9 @@ type Server struct {
 
 	authRefusals *prometheus.CounterVec // metrics_auth.go
 
+	// journalWatch wakes journal streams on the store's notifications.
+	journalWatch *journalWatch
+
 	// enqueued is closed (and replaced) when runs were enqueued through
 	// this server, waking long-polling claims at once.
 	wakeMu   sync.Mutex
@@ -75,6 +78,7 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	if cfg.Host != nil {
 		s.hostAPI = host.Handler(cfg.Host)
 	}
+	s.journalWatch = &journalWatch{d: s.d, log: cfg.Logger}
 	s.metrics = newMetrics()
 	s.clock = newStoreClock(s)
 	s.metrics.reg.MustRegister(s.clock.collectors()...)
