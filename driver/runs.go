@@ -40,7 +40,7 @@ type RunStore interface {
 	RunRenew(ctx context.Context, p *RunRenewParams) (*Run, error)
 	// RunRenewMany is the write-behind drain (SPEC §2): for every (id,
 	// fence) of the batch, expires_at = store now + p.Lease WHERE fence AND
-	// owner = p.Owner AND state = 'running' AND expires_at > now — the
+	// owner = p.Owner (or p.Owners[i]) AND state = 'running' AND expires_at > now — the
 	// expiry compared with the store clock read after the row is locked.
 	// One statement (Postgres) or one transaction (SQLite), one commit. It
 	// writes only the expiry: never a fence, never an expired lease
@@ -166,6 +166,10 @@ type RunRenewManyParams struct {
 	Owner string
 	Lease time.Duration
 	Runs  []RunLeaseRef
+	// Owners, when not nil, names each run's owner (Owners[i] holds
+	// Runs[i]) and Owner is ignored: one drain for the leases of many
+	// holders, as the server's keeper drains every remote runner's at once.
+	Owners []string
 }
 
 // Class implements lease.Classed: write-behind renewals are coalesced and

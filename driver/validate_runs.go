@@ -77,8 +77,17 @@ func (p *RunRenewManyParams) Validate() error { return ValidateRunRenewMany(p) }
 
 // ValidateRunRenewMany checks a drain before any query.
 func ValidateRunRenewMany(p *RunRenewManyParams) error {
-	if err := journal.ValidateID("owner", p.Owner); err != nil {
-		return err
+	if p.Owners == nil {
+		if err := journal.ValidateID("owner", p.Owner); err != nil {
+			return err
+		}
+	} else if len(p.Owners) != len(p.Runs) {
+		return &journal.InputError{Field: "owners", Problem: fmt.Sprintf("%d owners for %d renewals", len(p.Owners), len(p.Runs))}
+	}
+	for i, o := range p.Owners {
+		if err := journal.ValidateID("owner", o); err != nil {
+			return inBatch("renewal", i, err)
+		}
 	}
 	if err := runs.ValidateLease(p.Lease); err != nil {
 		return err

@@ -1,6 +1,8 @@
 package drivertest
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -153,6 +155,45 @@ var renewManyCases = []Case{
 			_, err := rs.RunRenewMany(e.ctx, p)
 			require.ErrorIs(t, err, driver.ErrInvalid, name)
 			require.Equal(t, before, e.run(r.ID), name)
+		}
+	}},
+	{"RunRenewManyWithOwnersChecksEachRunsOwner", func(t *testing.T, f Factory) {
+		// One drain for the leases of many holders (the server's keeper for
+		// its remote runners): each run is renewed only for its own owner,
+		// across chunks, and a swapped owner renews nothing.
+		e := newEnv(t, f)
+		rs := e.runStore()
+		var refs []driver.RunLeaseRef
+		var owners []string
+		for i := range 150 {
+			e.enqueue(runs.Enqueue{Queue: "q"})
+			owner := fmt.Sprintf("w%d", i%3)
+			r := e.claim("q", owner, 1)[0]
+			refs, owners = append(refs, ref(r)), append(owners, owner)
+		}
+		e.h.Clock.Advance(time.Second)
+		swapped := slices.Clone(owners)
+		swapped[0], swapped[1] = owners[1], owners[0]
+		res, err := rs.RunRenewMany(e.ctx, &driver.RunRenewManyParams{Lease: runLease, Runs: refs, Owners: swapped})
+		require.NoError(t, err)
+		require.Equal(t, []int{0, 1}, res.Lost, "a lease is renewed only for its owner")
+		require.Equal(t, StartTime.Add(runLease), e.run(refs[0].ID).ExpiresAt, "unchanged")
+		require.Equal(t, StartTime.Add(time.Second+runLease), e.run(refs[149].ID).ExpiresAt)
+
+		e.h.Clock.Advance(time.Second)
+		res, err = rs.RunRenewMany(e.ctx, &driver.RunRenewManyParams{Owner: "ignored", Lease: runLease, Runs: refs, Owners: owners})
+		require.NoError(t, err)
+		require.Empty(t, res.Lost)
+		require.Len(t, res.Renewed, 150)
+		for _, r := range refs {
+			require.Equal(t, StartTime.Add(2*time.Second+runLease), e.run(r.ID).ExpiresAt)
+		}
+		for name, p := range map[string]*driver.RunRenewManyParams{
+			"owners short": {Lease: runLease, Runs: refs, Owners: owners[1:]},
+			"empty owner":  {Lease: runLease, Runs: refs[:1], Owners: []string{""}},
+		} {
+			_, err := rs.RunRenewMany(e.ctx, p)
+			require.ErrorIs(t, err, driver.ErrInvalid, name)
 		}
 	}},
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // renewRuns is the write-behind drain: one statement renews every lease of
-// the batch (column arrays $2, $3, unnested in step) held by owner $4,
-// setting expires_at = store now + $5.
+// the batch (column arrays $2, $3, $6, unnested in step) held by its owner
+// — $6's entry, or $4 for all when $6 is empty (unnest pads it with NULL)
+// — setting expires_at = store now + $5.
 //
 // l locks the candidate rows in id order, for the reason completeRuns does
 // (every multi-row locker that waits takes its locks in id order, so two
@@ -25,16 +26,16 @@ import (
 // It writes only expires_at: never a fence, owner or state.
 const renewRuns = `WITH ` + storeNowSQL + `,
 l AS (
-    SELECT r.id, c.fence
-    FROM unnest($2::bigint[], $3::bigint[]) AS c(id, fence)
+    SELECT r.id, c.fence, coalesce(c.owner, $4) AS owner
+    FROM unnest($2::bigint[], $3::bigint[], $6::text[]) AS c(id, fence, owner)
     JOIN runs r ON r.id = c.id AND r.fence = c.fence
-    WHERE r.state = 'running' AND r.owner = $4
+    WHERE r.state = 'running' AND r.owner = coalesce(c.owner, $4)
     ORDER BY r.id
     FOR UPDATE OF r
 )
 UPDATE runs r SET expires_at = t.now + $5::interval
 FROM l, t
-WHERE r.id = l.id AND r.fence = l.fence AND r.owner = $4 AND r.state = 'running'
+WHERE r.id = l.id AND r.fence = l.fence AND r.owner = l.owner AND r.state = 'running'
   AND r.expires_at > coalesce($1::timestamptz, clock_timestamp())
 RETURNING r.id, t.now`
 
@@ -59,7 +60,11 @@ func (d *store) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) 
 		return nil, fail(err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, renewRuns, d.fakeNow(), ids, fences, p.Owner, p.Lease)
+	owners := p.Owners
+	if owners == nil {
+		owners = []string{}
+	}
+	rows, err := conn.Query(ctx, renewRuns, d.fakeNow(), ids, fences, p.Owner, p.Lease, owners)
 	if err != nil {
 		return nil, fail(err)
 	}
