@@ -128,6 +128,7 @@ func setup(t *testing.T, open func(t *testing.T) leasehold.Driver, ccfg leasehol
 	}
 	s, err := server.New(c, scfg)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close(context.Background()) }) // the remote leases' keeper, before the store closes
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	b := &testBundle{c: c, s: s, url: hs.URL}

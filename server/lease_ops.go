@@ -17,19 +17,31 @@ import (
 // cancelled or claimed again is refused with the fenced problem and
 // changes nothing.
 
-// renew is POST /v1/runs/{id}/renew: a synchronous fenced renewal; the
-// answer carries the runway measured from this renewal's send.
+// renew is POST /v1/runs/{id}/renew: a remote heartbeat. For a lease this
+// server keeps live for this owner it is write-behind (SPEC §2): the
+// keeper marks it, the next drain renews it together with every other
+// remote runner's in one statement, and the answer — with no store call —
+// carries the runway the last confirmed write gives. A lease the server
+// does not keep (claimed through another replica, given up by the keeper)
+// or another owner's is renewed synchronously, fenced by the store.
 func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
 	id, req, ok := idAndBody[renewRequest](s, w, r)
 	if !ok {
 		return
 	}
-	run, runway, err := s.renewNow(r, id, req.Fence, string(req.Owner))
+	ref := driver.RunLeaseRef{ID: id, Fence: req.Fence}
+	if s.book.renew(ref, string(req.Owner)) {
+		s.metrics.renewals.WithLabelValues("writebehind").Inc()
+		writeJSON(w, renewResponse{ID: id, Fence: req.Fence, RunwayMS: ms(s.book.runway(ref)), Renewal: "writebehind"})
+		return
+	}
+	_, runway, err := s.renewNow(r, id, req.Fence, string(req.Owner))
 	if err != nil {
 		s.problem(w, r, err)
 		return
 	}
-	writeJSON(w, leasedRun{runBody: runOf(run), RunwayMS: ms(runway)})
+	s.metrics.renewals.WithLabelValues("sync").Inc()
+	writeJSON(w, renewResponse{ID: id, Fence: req.Fence, RunwayMS: ms(runway), Renewal: "sync"})
 }
 
 // renewNow renews a lease synchronously and records its send time.

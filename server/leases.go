@@ -1,71 +1,195 @@
 package server
 
 import (
-	"cmp"
-	"slices"
+	"context"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/lease"
 )
 
-// leaseBook remembers, per lease (run, fence), the owner and the send time
-// of the last confirmed write that set its expiry — the claim or a
-// renewal made through this server. It is what the server vouches for:
-// runway is measured from that send on this server's monotonic clock
-// (SPEC §1), never from the store's expires_at, so the app↔store clock
-// offset plays no part.
+// leaseBook is the server's write-behind keeper for its remote holders
+// (docs/design/fencing.md, "Remote holders"): one internal/keeper.Keeper
+// for every lease claimed or renewed through this server, whatever the
+// runner, with the owner of each. A remote renewal is the keeper's
+// in-memory Entry.Renew; one drain per T_drain renews every dirty lease of
+// every remote runner in one RunRenewMany (owner per run). What the server
+// vouches for — the runway and the gate's available time — is measured
+// from the send of the last confirmed expiry-setting write (the claim, a
+// drain, a synchronous renewal) on this server's monotonic clock (SPEC
+// §1), never from the store's expires_at, so the app↔store clock offset
+// plays no part.
 //
-// It is a cache of the server's own knowledge, not of the store: a lease
-// it does not know (claimed through another replica, or before a restart)
-// has zero runway here, which is the safe direction — the gate then makes
-// a synchronous renewal before it vouches for anything.
+// It is the server's own knowledge, not the store's: a lease it does not
+// know (claimed through another replica, or before a restart) has zero
+// runway here, which is the safe direction — a renewal of it is made
+// synchronously, and the gate renews before it vouches for anything.
 type leaseBook struct {
-	clk    clock.Clock
+	k      *keeper.Keeper
 	timing lease.Timing
-	// widen, when set, is the store-clock watch's timing at a reading of
-	// clk: S widened by the cut in force (clockwatch.go).
-	widen func(t lease.Timing, now time.Time) lease.Timing
 
 	mu      sync.Mutex // guards m and pruneAt; never held across a store call
 	m       map[driver.RunLeaseRef]held
 	pruneAt int
+
+	clk       clock.Clock
+	log       *slog.Logger
+	startOnce sync.Once
+	stopLoop  context.CancelFunc // set by start
+	loopDone  chan struct{}      // closed when the drain loop returned
 }
 
 type held struct {
 	owner string
-	sent  time.Time
+	e     *keeper.Entry
 }
 
 const minPrune = 1024
 
-func newLeaseBook(clk clock.Clock, t lease.Timing) *leaseBook {
-	return &leaseBook{clk: clk, timing: t, m: map[driver.RunLeaseRef]held{}, pruneAt: minPrune}
+// noOwner is the owner a drain names for a lease forgotten while the
+// drain was being assembled: it matches no run, so the row is reported
+// lost, and the entry, released already, is untouched by that.
+const noOwner = "-forgotten-"
+
+func newLeaseBook(d driver.Driver, clk clock.Clock, t lease.Timing, log *slog.Logger) (*leaseBook, error) {
+	b := &leaseBook{timing: t, m: map[driver.RunLeaseRef]held{}, pruneAt: minPrune, clk: clk, log: log}
+	k, err := keeper.New(keeper.Config{Kind: "remote runs", Timing: t, Mode: keeper.ModeWriteBehind, Clock: clk, Logger: log,
+		Flusher: keeper.FlusherFunc(func(ctx context.Context, refs []keeper.Ref) ([]int, error) {
+			return b.flush(ctx, d, refs)
+		})})
+	if err != nil {
+		return nil, err
+	}
+	b.k = k
+	return b, nil
+}
+
+// flush is the keeper's drain: one RunRenewMany, an owner per lease.
+func (b *leaseBook) flush(ctx context.Context, d driver.Driver, refs []keeper.Ref) ([]int, error) {
+	p := &driver.RunRenewManyParams{Lease: b.timing.Lease, Runs: make([]driver.RunLeaseRef, len(refs)), Owners: make([]string, len(refs))}
+	b.mu.Lock()
+	for i, r := range refs {
+		ref := driver.RunLeaseRef{ID: r.ID, Fence: r.Fence}
+		p.Runs[i] = ref
+		p.Owners[i] = noOwner
+		if h, ok := b.m[ref]; ok {
+			p.Owners[i] = h.owner
+		}
+	}
+	b.mu.Unlock()
+	res, err := d.RunRenewMany(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return res.Lost, nil
+}
+
+// start runs the drain, once, from the first lease on: an idle server (or
+// one that never serves a claim) runs no loop. stop ends it.
+//
+// Only the drain runs, not the keeper's self-stop timer: a remote holder
+// stops itself on its own deadline (its send time + the runway it was
+// given), and what the server vouches for already shrinks to 0 with the
+// lag (Entry.Runway) — so a renewal past D_stop is merely flushed, and the
+// store refuses it if the lease expired meanwhile.
+func (b *leaseBook) start() {
+	b.startOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		b.stopLoop, b.loopDone = cancel, make(chan struct{})
+		go b.drainLoop(ctx)
+	})
+}
+
+// drainLoop drains every T_drain; a failed drain is retried with backoff
+// from T_drain/8 up to T_drain (its leases stay dirty), as the keeper's
+// own loop does (internal/keeper/drain.go).
+func (b *leaseBook) drainLoop(ctx context.Context) {
+	defer close(b.loopDone)
+	next, backoff := b.timing.Drain, time.Duration(0)
+	for {
+		t, tc := b.clk.NewTimer(next)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-tc:
+		}
+		next = b.timing.Drain
+		if err := b.k.DrainOnce(ctx); err != nil && ctx.Err() == nil {
+			backoff = min(max(backoff*2, b.timing.Drain/8), b.timing.Drain)
+			next = backoff
+			b.log.Warn("remote leases: drain failed; retrying", "in", backoff, "err", err)
+		} else {
+			backoff = 0
+		}
+	}
+}
+
+// stop ends the drain loop and drains once more within ctx, so the last
+// renewals asked for are not dropped. Idempotent; a stopped book never
+// starts.
+func (b *leaseBook) stop(ctx context.Context) error {
+	b.startOnce.Do(func() {})
+	if b.stopLoop == nil {
+		return nil
+	}
+	b.stopLoop()
+	<-b.loopDone
+	return b.k.DrainOnce(ctx)
 }
 
 // confirm records that a write sent at sent, for owner, set the lease's
-// expiry. An older send never replaces a newer one (two renewals of one
-// lease may answer out of order).
+// expiry: the claim or a synchronous renewal. A lease the keeper had given
+// up (lost by a drain, self-stopped) and the store has just renewed starts
+// a new entry.
 func (b *leaseBook) confirm(ref driver.RunLeaseRef, owner string, sent time.Time) {
+	b.start()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if h, ok := b.m[ref]; ok && h.sent.After(sent) {
-		return
+	if h, ok := b.m[ref]; ok {
+		if h.owner == owner && h.e.Live() {
+			h.e.Confirm(sent)
+			return
+		}
+		b.k.Release(h.e)
+		delete(b.m, ref)
 	}
-	b.m[ref] = held{owner: owner, sent: sent}
+	e, err := b.k.Add(lease.Ref(ref), sent, nil)
+	if err != nil {
+		return // kept already (a concurrent confirm won): its evidence stands
+	}
+	b.m[ref] = held{owner: owner, e: e}
 	if len(b.m) >= b.pruneAt {
 		b.pruneLocked()
 	}
 }
 
-// pruneLocked drops leases whose runway ran out: a runner that never
-// finished them does not grow the book without bound.
+// renew is a remote renewal, write-behind: the lease is marked for the
+// next drain, with no store call, when this server keeps it live for this
+// owner. false means it must be renewed synchronously (unknown here, given
+// up, or asked for by another owner — whom the store will refuse).
+func (b *leaseBook) renew(ref driver.RunLeaseRef, owner string) bool {
+	b.mu.Lock()
+	h, ok := b.m[ref]
+	b.mu.Unlock()
+	if !ok || h.owner != owner || !h.e.Live() {
+		return false
+	}
+	h.e.Renew()
+	return true
+}
+
+// pruneLocked drops leases the keeper gave up or whose runway ran out: a
+// runner that vanished without finishing its runs does not grow the book
+// without bound.
 func (b *leaseBook) pruneLocked() {
-	now := b.clk.Now()
 	for ref, h := range b.m {
-		if lease.Runway(h.sent, now, b.timing) == 0 {
+		if r, _ := h.e.Runway(); r == 0 {
+			b.k.Release(h.e)
 			delete(b.m, ref)
 		}
 	}
@@ -73,77 +197,43 @@ func (b *leaseBook) pruneLocked() {
 }
 
 // forget drops a lease that ended (completed, failed, blocked, cancelled,
-// fenced out).
+// fenced out): it is never flushed again.
 func (b *leaseBook) forget(ref driver.RunLeaseRef) {
 	b.mu.Lock()
+	h, ok := b.m[ref]
 	delete(b.m, ref)
 	b.mu.Unlock()
+	if ok {
+		b.k.Release(h.e)
+	}
+}
+
+func (b *leaseBook) entry(ref driver.RunLeaseRef) *keeper.Entry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.m[ref].e
 }
 
 // runway is the lease's runway now, 0 if the book does not know it.
 func (b *leaseBook) runway(ref driver.RunLeaseRef) time.Duration {
-	b.mu.Lock()
-	h, ok := b.m[ref]
-	b.mu.Unlock()
-	if !ok {
-		return 0
+	if e := b.entry(ref); e != nil {
+		r, _ := e.Runway()
+		return r
 	}
-	now := b.clk.Now()
-	return lease.Runway(h.sent, now, b.timingAt(now))
-}
-
-// timingAt is the timing the book vouches by at now.
-func (b *leaseBook) timingAt(now time.Time) lease.Timing {
-	if b.widen == nil {
-		return b.timing
-	}
-	return b.widen(b.timing, now)
+	return 0
 }
 
 // available is what the side-effect gate may count on (SPEC §2):
 // min(runway, D_stop - lag), lag being the time since the send of the last
-// confirmed write. For a synchronous renewal the two come from one send,
-// so D_stop - lag is the tighter bound while D_stop + S < T_lease.
+// confirmed write.
 func (b *leaseBook) available(ref driver.RunLeaseRef) time.Duration {
-	b.mu.Lock()
-	h, ok := b.m[ref]
-	b.mu.Unlock()
-	if !ok {
-		return 0
+	if e := b.entry(ref); e != nil {
+		_, a := e.Runway()
+		return a
 	}
-	now := b.clk.Now()
-	t := b.timingAt(now)
-	lag := max(now.Sub(h.sent), 0)
-	return max(min(lease.Runway(h.sent, now, t), lease.SubSat(t.Stop, lag)), 0)
+	return 0
 }
 
 // ms is a runway on the wire: whole milliseconds, rounded down, so the
 // client's deadline is never later than the server's.
 func ms(d time.Duration) int64 { return max(d.Milliseconds(), 0) }
-
-// bookEntry is one lease the book knows, as the dashboard shows it.
-type bookEntry struct {
-	ref  driver.RunLeaseRef
-	held held
-}
-
-// snapshot returns the leases the book knows with runway left, by run id
-// then fence, at most limit of them, and how many there are in all.
-func (b *leaseBook) snapshot(limit int) (out []bookEntry, total int) {
-	now := b.clk.Now()
-	b.mu.Lock()
-	for ref, h := range b.m {
-		if lease.Runway(h.sent, now, b.timing) > 0 {
-			out = append(out, bookEntry{ref, h})
-		}
-	}
-	b.mu.Unlock()
-	slices.SortFunc(out, func(a, c bookEntry) int {
-		return cmp.Or(cmp.Compare(a.ref.ID, c.ref.ID), cmp.Compare(a.ref.Fence, c.ref.Fence))
-	})
-	total = len(out)
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, total
-}

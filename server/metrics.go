@@ -18,6 +18,7 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	claimed  prometheus.Counter
+	renewals *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -28,8 +29,10 @@ func newMetrics() *metrics {
 			Help: "HTTP API request durations by route pattern (a claim's long poll included).", Buckets: prometheus.DefBuckets}, []string{"route"}),
 		claimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "leasehold_runs_claimed_total",
 			Help: "Runs claimed through the HTTP API."}),
+		renewals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leasehold_remote_renewals_total",
+			Help: "Remote renewals by how they were made: writebehind (marked for the keeper's drain, no store call) or sync."}, []string{"path"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.claimed,
+	m.reg.MustRegister(m.requests, m.duration, m.claimed, m.renewals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -122,6 +122,9 @@ func (c steppingClock) Now() time.Time {
 	return c.Fake.Now()
 }
 
+// Since steps too: the server's keeper measures lag with Since.
+func (c steppingClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
 // TestTheGateRefusesAnEffectTheRunwayCannotCover: an effect that needs
 // more runway than the server can vouch for — even right after the one
 // synchronous renewal the gate makes — is refused with the runway problem

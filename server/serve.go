@@ -24,6 +24,7 @@ type ShutdownReport struct {
 	Took           time.Duration // from the stop to the store closed
 	HostStopped    bool          // a world host was attached and stopped (its loops and keeper drained)
 	HostStopErr    error         // what stopping it returned
+	KeeperStopErr  error         // what stopping the remote holders' keeper (its last drain) returned
 	ClientCloseErr error         // what closing the client (its services and the store) returned
 }
 
@@ -42,6 +43,11 @@ func (r ShutdownReport) String() string {
 		} else {
 			b.WriteString("world host stopped: world loops ended, its keeper drained\n")
 		}
+	}
+	if r.KeeperStopErr != nil {
+		fmt.Fprintf(&b, "remote leases' keeper stopped with an error on its last drain: %v\n", r.KeeperStopErr)
+	} else {
+		b.WriteString("remote leases' keeper drained and stopped\n")
 	}
 	if r.ClientCloseErr != nil {
 		fmt.Fprintf(&b, "reclaimer and world sweep stopped, events flushed, store closed with an error: %v\n", r.ClientCloseErr)
@@ -115,6 +121,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, timeout time.Durati
 		hcancel()
 		log.Info("shutdown: world host stopped", "err", rep.HostStopErr)
 	}
+	kctx, kcancel := context.WithTimeout(context.Background(), timeout)
+	rep.KeeperStopErr = s.book.stop(kctx) // one last drain of the remote leases, then the drain stops
+	kcancel()
+	log.Info("shutdown: remote leases' keeper drained and stopped", "err", rep.KeeperStopErr)
 	rep.ClientCloseErr = s.c.Close() // reclaimer, sweep, event committer (flushed), appender (drained), store
 	rep.Took = time.Since(stopAt)
 	log.Info("shutdown: client closed", "err", rep.ClientCloseErr, "took", rep.Took)

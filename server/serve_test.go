@@ -43,7 +43,7 @@ func TestServeShutsDownInOrder(t *testing.T) {
 	b.enqueue(t, "q", `{}`)
 	b.claimOne(t, "q", "o")
 	polling := b.postAsync(t, "/v1/runs/claim", map[string]any{"queue": "q", "owner": "o", "wait_ms": 3_600_000})
-	clk.BlockUntil(1) // the long poll waits on its timer
+	clk.BlockUntil(2) // the long poll waits on its timer (the other: the remote leases' drain, from the first claim on)
 
 	stop()
 	r := <-polling

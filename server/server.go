@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -68,8 +69,12 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Server{c: c, d: c.Driver(), cfg: cfg, book: newLeaseBook(cfg.Clock, cfg.Timing),
-		enqueued: make(chan struct{}), stopping: make(chan struct{})}
+	s := &Server{c: c, d: c.Driver(), cfg: cfg, enqueued: make(chan struct{}), stopping: make(chan struct{})}
+	book, err := newLeaseBook(s.d, cfg.Clock, cfg.Timing, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s.book = book
 	if cfg.TracerProvider != nil {
 		s.tracer = cfg.TracerProvider.Tracer("github.com/leasehold/leasehold/server")
 	}
@@ -82,10 +87,10 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	s.metrics = newMetrics()
 	s.clock = newStoreClock(s)
 	s.metrics.reg.MustRegister(s.clock.collectors()...)
-	s.book.widen = s.clock.timing
 	s.authRefusals = newAuthRefusals()
 	s.metrics.reg.MustRegister(s.authRefusals)
 	s.metrics.reg.MustRegister(c.CleanerCollector())
+	s.metrics.reg.MustRegister(book.k.Collector())
 	if pr, ok := s.d.(driver.PoolReporter); ok {
 		s.metrics.reg.MustRegister(newPoolCollector(pr))
 	}
@@ -222,6 +227,14 @@ func (s *Server) enqueuedCh() <-chan struct{} {
 	s.wakeMu.Lock()
 	defer s.wakeMu.Unlock()
 	return s.enqueued
+}
+
+// Close stops the remote holders' keeper after one last drain within ctx's
+// deadline. Serve calls it; a caller serving Handler itself calls it when
+// done (the keeper's loops run from the first claim on). Idempotent.
+func (s *Server) Close(ctx context.Context) error {
+	s.beginStopping()
+	return s.book.stop(ctx)
 }
 
 // beginStopping marks the start of shutdown.

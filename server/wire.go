@@ -124,6 +124,17 @@ type renewRequest struct {
 	Owner httpapi.StrictString `json:"owner"`
 }
 
+// renewResponse answers a renewal: the runway the server vouches for
+// (the client's deadline is its own send time of this request plus it),
+// and how it was made — "writebehind" (marked for the keeper's next
+// drain) or "sync" (one fenced write, made now).
+type renewResponse struct {
+	ID       int64  `json:"id"`
+	Fence    int64  `json:"fence"`
+	RunwayMS int64  `json:"runway_ms"`
+	Renewal  string `json:"renewal"`
+}
+
 // completeRequest is POST /v1/runs/{id}/complete.
 type completeRequest struct {
 	Fence  int64           `json:"fence"`

@@ -69,16 +69,29 @@ func (e *Entry) ConfirmSync(sent time.Time) {
 	advance(&e.syncSent, e.k.offset(sent))
 }
 
+// Confirm records a confirmed expiry-setting write of this lease made
+// outside the drain and sent at sent — a remote holder's synchronous
+// renewal made by the server for it — on the path the mode in force
+// decides from, as the gate's own flush is (gate.go, confirm). An older
+// send never replaces a newer one.
+func (e *Entry) Confirm(sent time.Time) { e.confirm(e.k.Mode(), e.k.offset(sent)) }
+
+// Runway returns the runway the entry's mode trusts now — from the send
+// of its last confirmed write, less S and any store-clock cut in force
+// (0 once gone) — and what the gate may count on: min(runway, D_stop -
+// lag), D_stop capped under the cut as the gate caps it.
+func (e *Entry) Runway() (runway, available time.Duration) {
+	if e.state.Load() != live {
+		return 0, 0
+	}
+	t, sent, now := e.k.timing(), e.sent(e.k.Mode()), e.k.now()
+	return Runway(t, sent, now), Available(t, sent, now)
+}
+
 // LoseSync records that the store refused a synchronous renewal with err
 // (fenced out, expired, missing): the lease is gone whatever the mode.
 func (e *Entry) LoseSync(err error) {
 	e.giveUp(&LostError{Ref: e.ref, Lag: Lag(e.sent(e.k.Mode()), e.k.now()), Cause: err}, &e.k.stats.lost)
-}
-
-// Runway returns the runway the entry's mode trusts now: from the send of
-// its last confirmed write, less S and any store-clock cut in force.
-func (e *Entry) Runway() time.Duration {
-	return Runway(e.k.timing(), e.sent(e.k.Mode()), e.k.now())
 }
 
 // Lag returns the durable lag the entry's mode enforces.
