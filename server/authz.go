@@ -75,6 +75,7 @@ var rules = map[string]rule{
 	"GET /v1/worlds":                        {from: fromHandler, action: auth.Read}, // the worlds the token may read
 	"GET /v1/worlds/{world}/audit":          {from: fromWorld, action: auth.Read},
 	"GET /v1/runs/{id}/events/stream":       {from: fromRun, action: auth.Read},
+	"POST /v1/runs/complete":                {from: fromHandler, action: auth.Work},
 	"GET /v1/worlds/{world}/journal/stream": {from: fromWorld, action: auth.Read},
 }
 

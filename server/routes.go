@@ -67,5 +67,6 @@ func (s *Server) routes() []route {
 		// Streams and remote write-behind (issue 12, srvstream).
 		h("GET", "/v1/runs/{id}/events/stream", s.eventsStream),
 		h("GET", "/v1/worlds/{world}/journal/stream", s.journalStream),
+		h("POST", "/v1/runs/complete", s.completeMany),
 	}
 }

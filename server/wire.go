@@ -141,6 +141,24 @@ type completeRequest struct {
 	Result json.RawMessage `json:"result"`
 }
 
+// completeManyRequest is POST /v1/runs/complete.
+type completeManyRequest struct {
+	Runs []completeManyItem `json:"runs"`
+}
+
+type completeManyItem struct {
+	ID     int64           `json:"id"`
+	Fence  int64           `json:"fence"`
+	Result json.RawMessage `json:"result"`
+}
+
+// completeManyResponse: the ids completed, in batch order, and the
+// indexes into the batch of the completions refused for their fence.
+type completeManyResponse struct {
+	Completed []int64 `json:"completed"`
+	Fenced    []int   `json:"fenced"`
+}
+
 // failRequest is POST /v1/runs/{id}/fail: RetryAfterMS, when given,
 // overrides the server's backoff.
 type failRequest struct {
