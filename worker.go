@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/internal/handle"
 	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/lease"
@@ -208,7 +209,13 @@ type RunHandle struct {
 	Attempt int    // 1 on the first attempt
 	Fence   int64  // the lease's fence: every write of this handle carries it
 
-	r *scheduler.Run
+	r handle.Ops // *scheduler.Run in process; the remote worker's run over HTTP
+}
+
+func init() {
+	handle.New = func(r handle.Run, ops handle.Ops) any {
+		return &RunHandle{ID: r.ID, Queue: r.Queue, Payload: r.Payload, Attempt: r.Attempt, Fence: r.Fence, r: ops}
+	}
 }
 
 // EffectToken is handed to an effect function for use downstream: a

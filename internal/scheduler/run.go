@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -314,3 +315,13 @@ func (e *blockError) Error() string { return "block: " + e.reason }
 // (Unblock); the lease is released. The reason is stored through
 // journal.SafeReason (escaped, never cut without a marker).
 func Block(reason string) error { return &blockError{reason: reason} }
+
+// AsBlock reports whether a handler's error asks to block its run, and
+// why: for workers other than this package's (the remote worker).
+func AsBlock(err error) (reason string, ok bool) {
+	var be *blockError
+	if errors.As(err, &be) {
+		return be.reason, true
+	}
+	return "", false
+}

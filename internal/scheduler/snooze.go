@@ -59,3 +59,13 @@ func (w *Worker) snooze(ctx context.Context, r *Run, se *snoozeError) error {
 		RetryAfter: w.cfg.Backoff.Delay(r.Attempt, w.cfg.Rand())})
 	return ferr
 }
+
+// AsSnooze reports whether a handler's error asks to snooze its run: the
+// delay, and the refusal of a delay out of range (nil when valid).
+func AsSnooze(err error) (delay time.Duration, invalid error, ok bool) {
+	var se *snoozeError
+	if errors.As(err, &se) {
+		return se.delay, se.invalid, true
+	}
+	return 0, nil, false
+}
