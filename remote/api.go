@@ -31,7 +31,8 @@ type Run struct {
 type Lease struct {
 	Run
 	RunwayMS int64     `json:"runway_ms"`
-	Deadline time.Time `json:"-"`
+	Sent     time.Time `json:"-"` // this process's send time of the claim
+	Deadline time.Time `json:"-"` // Sent + RunwayMS
 }
 
 // Enqueue is one run to enqueue.
@@ -73,7 +74,7 @@ func (c *Client) Claim(ctx context.Context, queue, owner string, limit int, wait
 		return nil, err
 	}
 	for i := range out.Runs {
-		out.Runs[i].Deadline = deadline(sent, out.Runs[i].RunwayMS)
+		out.Runs[i].Sent, out.Runs[i].Deadline = sent, deadline(sent, out.Runs[i].RunwayMS)
 	}
 	return out.Runs, nil
 }
@@ -86,16 +87,17 @@ func deadline(sent time.Time, runwayMS int64) time.Time {
 // time plus the runway the server vouches for) and how it was made
 // ("writebehind" or "sync").
 type Renewal struct {
-	RunwayMS int64  `json:"runway_ms"`
-	Renewal  string `json:"renewal"`
-	Deadline time.Time
+	RunwayMS int64     `json:"runway_ms"`
+	Renewal  string    `json:"renewal"`
+	Sent     time.Time `json:"-"` // this process's send time of the renewal
+	Deadline time.Time `json:"-"` // Sent + RunwayMS
 }
 
 // Renew renews a lease (write-behind on the server when it keeps it).
 func (c *Client) Renew(ctx context.Context, id, fence int64, owner string) (Renewal, error) {
 	var out Renewal
 	sent, err := c.call(ctx, "POST", runPath(id, "/renew"), map[string]any{"fence": fence, "owner": owner}, &out)
-	out.Deadline = deadline(sent, out.RunwayMS)
+	out.Sent, out.Deadline = sent, deadline(sent, out.RunwayMS)
 	return out, err
 }
 

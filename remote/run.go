@@ -24,6 +24,7 @@ type run struct {
 
 	mu       sync.Mutex
 	deadline time.Time // send of the last answered claim or renewal + its runway
+	sent     time.Time // that send
 	result   []byte
 	resErr   error
 	seq      int64 // the last event's seq under this fence
@@ -44,12 +45,19 @@ func (r *run) getDeadline() time.Time {
 
 // extend moves the deadline to d if d is later: answers may arrive out of
 // order, and an older send must not shorten a newer one's deadline.
-func (r *run) extend(d time.Time) {
+func (r *run) extend(sent, d time.Time) {
 	r.mu.Lock()
 	if d.After(r.deadline) {
-		r.deadline = d
+		r.deadline, r.sent = d, sent
 	}
 	r.mu.Unlock()
+}
+
+// lag is the time since the send of the last answered claim or renewal.
+func (r *run) lag() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Since(r.sent)
 }
 
 // SetResult checks the result as the store would (JSON, at most 64 KiB
@@ -75,7 +83,7 @@ func (r *run) Gate(ctx context.Context, maxDur time.Duration) error {
 		return nil
 	}
 	if ren, err := r.w.cfg.Client.Renew(ctx, r.l.ID, r.l.Fence, r.w.owner); err == nil {
-		r.extend(ren.Deadline)
+		r.extend(ren.Sent, ren.Deadline)
 	} else if lostErr(err) {
 		r.lose(err)
 		return err
@@ -119,7 +127,13 @@ func (r *run) Effect(ctx context.Context, key string, maxDur time.Duration,
 			return nil, fmt.Errorf("effect %q: %w", key, err)
 		}
 	}
-	if err := c.EffectCommit(ctx, r.l.ID, r.l.Fence, key, result); err != nil {
+	// The effect happened: its commit is sent even when the handler's
+	// context ended meanwhile (the lease's deadline passed during fn) —
+	// the store's fence, not this process's view, decides whether it
+	// counts, and an intent left without it would read as uncertain.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer ccancel()
+	if err := c.EffectCommit(cctx, r.l.ID, r.l.Fence, key, result); err != nil {
 		if lostErr(err) {
 			r.lose(err)
 		}
@@ -177,7 +191,7 @@ func (r *run) Step(context.Context) error {
 
 // lose cancels the handler: the lease is gone.
 func (r *run) lose(cause error) {
-	r.cancel(&lease.LostError{Ref: r.ref(), Cause: cause})
+	r.cancel(&lease.LostError{Ref: r.ref(), Lag: r.lag(), Cause: cause})
 }
 
 // lostErr: the store refused for the fence or the lease — retrying cannot

@@ -221,7 +221,7 @@ func (w *Worker) claimLoop(queue string, slots int) {
 func (w *Worker) work(queue string, l Lease) {
 	ctx, cancel := context.WithCancelCause(w.handlerCtx)
 	defer cancel(nil)
-	r := &run{w: w, l: l, ctx: ctx, cancel: cancel, deadline: l.Deadline}
+	r := &run{w: w, l: l, ctx: ctx, cancel: cancel, deadline: l.Deadline, sent: l.Sent}
 	stopKeep := make(chan struct{})
 	kept := make(chan struct{})
 	go r.keep(stopKeep, kept)
@@ -299,7 +299,7 @@ func (r *run) keep(stop <-chan struct{}, done chan<- struct{}) {
 				dl.Reset(left)
 				continue
 			}
-			r.cancel(&lease.LostError{Ref: r.ref(), SelfStop: true})
+			r.cancel(&lease.LostError{Ref: r.ref(), SelfStop: true, Lag: r.lag()})
 			return
 		case <-tick.C:
 			ctx, cancel := context.WithDeadline(r.ctx, r.getDeadline())
@@ -307,7 +307,7 @@ func (r *run) keep(stop <-chan struct{}, done chan<- struct{}) {
 			cancel()
 			switch {
 			case err == nil:
-				r.extend(ren.Deadline)
+				r.extend(ren.Sent, ren.Deadline)
 			case lostErr(err):
 				r.lose(err)
 				return
