@@ -29,6 +29,9 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] == "retention" {
 		return runBenchRetention(ctx, args[1:], out)
 	}
+	if len(args) > 0 && args[0] == "api" {
+		return runBenchAPI(ctx, args[1:], out)
+	}
 	if len(args) > 0 && args[0] == "worlds" {
 		return runBenchWorlds(ctx, args[1:], out)
 	}
@@ -44,7 +47,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unknown benchmark %q (have: journal, runs, heartbeats, worlds, retention)", fs.Arg(0))
+		return fmt.Errorf("unknown benchmark %q (have: journal, runs, heartbeats, worlds, retention, api)", fs.Arg(0))
 	}
 	var ns []int
 	for _, s := range strings.Split(*appenders, ",") {
