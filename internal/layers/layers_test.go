@@ -83,6 +83,9 @@ var rules = map[string]rule{
 	"internal/world":      {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/bugs"})},
 	"internal/scheduler": {layer: "machinery", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/doctor"}),
 		outside: []string{"github.com/prometheus/client_golang", "github.com/robfig/cron/v3"}},
+	// the seam that lets a worker other than the scheduler's hand a handler
+	// the same *leasehold.RunHandle (the remote worker)
+	"internal/handle": {layer: "machinery", inside: []string{"internal/scheduler"}},
 
 	// the world host: public because a user implements its Program and
 	// runs it in their own process; it links no concrete driver either
@@ -96,7 +99,7 @@ var rules = map[string]rule{
 	// the public face: the machinery, never a concrete driver (the user
 	// passes one to NewClient), so it links neither database library
 	// (Worker.Collector hands out the keeper's Prometheus collector)
-	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/world", "internal/doctor", "host"}),
+	"": {layer: "public face", inside: join(driverAPI, lifecycle, []string{"internal/keeper", "internal/scheduler", "internal/handle", "internal/world", "internal/doctor", "host"}),
 		outside: []string{"github.com/prometheus/client_golang"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// test helpers for users' tests (River's rivertest): over the public
 	// face; pgx for reading through a caller's pgx.Tx (test binaries only)
@@ -104,11 +107,15 @@ var rules = map[string]rule{
 	// the HTTP API over a client: like the public face, it links no
 	// concrete driver (the CLI opens one and hands over the client)
 	// (and the world host a program attaches to it, for commands)
-	"server": {layer: "surface", inside: join([]string{"", "internal/httpapi", "host", "dashboard", "internal/clockwatch"}, driverAPI),
+	"server": {layer: "surface", inside: join([]string{"", "internal/httpapi", "host", "dashboard", "internal/clockwatch", "internal/keeper"}, driverAPI),
 		outside: []string{"github.com/prometheus/client_golang", "golang.org/x/time/rate", "go.opentelemetry.io/otel"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// the web dashboard the server serves: page shells and assets that
 	// know the API only as HTTP, so below the server and above nothing
 	"dashboard": {layer: "dashboard", inside: pureCore, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
+	// the Go client of the HTTP API and its remote worker: over the wire
+	// only, so it links no database library
+	"remote": {layer: "client", inside: join([]string{"", "internal/handle", "internal/scheduler"}, pureCore),
+		noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// a program on the embedded store alone links no pgx
 	"examples/sqliteonly": {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},
 	"examples/billing":    {layer: "example", inside: []string{"", "driver/sqlite"}, noLink: []string{"github.com/jackc/pgx/v5"}},
@@ -124,6 +131,7 @@ var rules = map[string]rule{
 	"internal/pgcluster":  {layer: "test infrastructure"},
 	"internal/faultproxy": {layer: "test infrastructure"},
 	"internal/witness":    {layer: "test infrastructure"},
+	"internal/servetest":  {layer: "test infrastructure"},
 	"internal/faulttest":  {layer: "test infrastructure"},
 	"internal/layers":     {layer: "test infrastructure"},
 	"internal/difftest":   {layer: "test infrastructure"},
