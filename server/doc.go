@@ -23,9 +23,23 @@
 // short, the call is refused with the runway problem and nothing is
 // written.
 //
-// In this increment a remote renewal is a synchronous fenced UPDATE
-// (lease.SyncCritical), not coalesced by a keeper; the wire does not
-// change when it is.
+// Remote renewals are write-behind (leases.go): one internal/keeper for
+// every lease held through this server marks a renewal in memory, and one
+// drain per T_drain renews every remote runner's dirty leases in one
+// RunRenewMany (an owner per run), so heartbeat statements do not grow with
+// the number of remote runners. A renewal's answer carries the runway of
+// the last confirmed write; a lease the server does not keep live for that
+// owner is renewed synchronously, fenced by the store. Close (or Serve's
+// shutdown) drains once more and stops the keeper.
+//
+// # Streams
+//
+// GET /v1/runs/{id}/events/stream and GET /v1/worlds/{id}/journal/stream
+// are server-sent events, read from the tables after the last event sent,
+// each event with an id; a client resumes with Last-Event-ID with no gap
+// and no duplicate. Writes of other processes on Postgres wake a stream at
+// once (LISTEN/NOTIFY: the run events' notification, the journal table's
+// trigger); otherwise a stream reads again every Config.StreamPoll.
 //
 // # Errors
 //
