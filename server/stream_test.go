@@ -229,3 +229,24 @@ func TestSSERefusals(t *testing.T) {
 		b.get(t, "/v1/worlds/nope/journal/stream?after=-1").problem(t, "invalid")
 	})
 }
+
+// TestStreamsEndWhenTheServerStops: an open stream ends when shutdown
+// begins, so it never holds up a graceful stop.
+func TestStreamsEndWhenTheServerStops(t *testing.T) {
+	t.Parallel()
+	b := setup(t, stores[0].open, leasehold.Config{}, server.Config{})
+	b.enqueue(t, "q", `{}`)
+	r := b.claimOne(t, "q", "w")
+	b.emitSeq(t, r, 1, 1)
+	_, err := b.c.CreateWorld(context.Background(), "w", "home")
+	require.NoError(t, err)
+	events := b.openStream(t, runPath(r.ID, "/events/stream"), "")
+	journal := b.openStream(t, "/v1/worlds/w/journal/stream", "")
+	events.next(t)
+	journal.next(t)
+	b.s.BeginStopping()
+	for range events.events {
+	}
+	for range journal.events {
+	}
+}
