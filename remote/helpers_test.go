@@ -3,8 +3,10 @@ package remote_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,9 +50,11 @@ func eachStore(t *testing.T, fn func(t *testing.T, open func(t *testing.T) lease
 // served is a real server over a fresh store behind a loopback listener,
 // with the store's client for checks.
 type served struct {
-	c     *leasehold.Client
-	url   string
-	token string // an admin token's bearer secret
+	c       *leasehold.Client
+	url     string
+	token   string // an admin token's bearer secret
+	hs      *httptest.Server
+	resumes atomic.Int64 // requests that carried Last-Event-ID
 }
 
 // serve starts a server over a fresh store with timing t (zero: the
@@ -68,11 +72,19 @@ func serve(t *testing.T, open func(t *testing.T) leasehold.Driver, timing lease.
 	s, err := server.New(c, server.Config{Timing: timing, Logger: log})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
-	token, _, err := c.CreateToken(context.Background(), "test admin", []string{"admin"})
+	sv := &served{c: c}
+	h := s.Handler()
+	sv.hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Last-Event-ID") != "" {
+			sv.resumes.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(sv.hs.Close)
+	sv.url = sv.hs.URL
+	sv.token, _, err = c.CreateToken(context.Background(), "test admin", []string{"admin"})
 	require.NoError(t, err)
-	return &served{c: c, url: hs.URL, token: token}
+	return sv
 }
 
 // client is a client of the server sending the admin token (opts may

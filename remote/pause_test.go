@@ -37,6 +37,7 @@ const (
 	childEnv        = "LEASEHOLD_REMOTE_PAUSE_CHILD"
 	childServerEnv  = "LEASEHOLD_REMOTE_PAUSE_SERVER"
 	childWitnessEnv = "LEASEHOLD_REMOTE_PAUSE_WITNESS"
+	childTokenEnv   = "LEASEHOLD_REMOTE_PAUSE_TOKEN"
 )
 
 // TestRemotePauseChild is the child's body; it is skipped unless the
@@ -45,7 +46,7 @@ func TestRemotePauseChild(t *testing.T) {
 	if os.Getenv(childEnv) == "" {
 		t.Skip("the child process of TestAPausedRemoteWorkerIsFencedOut")
 	}
-	c := remote.New(os.Getenv(childServerEnv))
+	c := remote.New(os.Getenv(childServerEnv), remote.WithToken(os.Getenv(childTokenEnv)))
 	wit := witness.NewClient(os.Getenv(childWitnessEnv), nil)
 	stdin := bufio.NewReader(os.Stdin)
 	w, err := remote.NewWorker(remote.WorkerConfig{Client: c, Owner: "zombie", Queues: map[string]int{"pay": 1}, Wait: 100 * time.Millisecond,
@@ -119,7 +120,7 @@ func TestAPausedRemoteWorkerIsFencedOut(t *testing.T) {
 		id := e[0].Run.ID
 
 		cmd := exec.Command(os.Args[0], "-test.run=^TestRemotePauseChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), childEnv+"=1", childServerEnv+"="+s.url, childWitnessEnv+"="+ws.URL)
+		cmd.Env = append(os.Environ(), childEnv+"=1", childServerEnv+"="+s.url, childWitnessEnv+"="+ws.URL, childTokenEnv+"="+s.token)
 		stdin, err := cmd.StdinPipe()
 		require.NoError(t, err)
 		stdout, err := cmd.StdoutPipe()
@@ -135,14 +136,21 @@ func TestAPausedRemoteWorkerIsFencedOut(t *testing.T) {
 			}
 			close(lines)
 		}()
+		bound := time.After(2 * time.Minute) // a bound on a loaded machine, not a timing guess
 		expect := func(prefix string) string {
-			for l := range lines {
-				if strings.HasPrefix(l, prefix) {
-					return strings.TrimPrefix(l, prefix)
+			for {
+				select {
+				case l, ok := <-lines:
+					if !ok {
+						t.Fatalf("the child ended before %q", prefix)
+					}
+					if strings.HasPrefix(l, prefix) {
+						return strings.TrimPrefix(l, prefix)
+					}
+				case <-bound:
+					t.Fatalf("no %q from the child within the bound", prefix)
 				}
 			}
-			t.Fatalf("the child ended before %q", prefix)
-			return ""
 		}
 
 		var runID, zombieFence int64
