@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,5 +60,10 @@ func TestCompleteManyCompletesEachUnderItsFence(t *testing.T) {
 		require.Equal(t, "completed", got.Run.State)
 		require.JSONEq(t, `{"n":0}`, string(got.Run.Result))
 		require.Equal(t, before, b.snapshot(t, stale.ID), "the stale completion changed nothing")
+
+		b.do(t, http.MethodPost, "/v1/runs/complete", []byte(`{"runs":[`)).problem(t, "invalid")
+		small := setup(t, open, leasehold.Config{}, server.Config{MaxBodyBytes: 4096})
+		big := []byte(`{"runs":[{"id":1,"fence":1,"result":"` + strings.Repeat("x", 5000) + `"}]}`)
+		small.do(t, http.MethodPost, "/v1/runs/complete", big).problem(t, "too-large")
 	})
 }
