@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/remote"
 	"github.com/leasehold/leasehold/server"
 )
@@ -27,6 +28,11 @@ type APIConfig struct {
 	ClaimBatch   int
 	EnqueueBatch int
 	Queue        string
+	// Renewals is how many times each worker renews every run it holds
+	// (one POST …/renew per run each time) between its claim and its
+	// complete-many: heartbeats through the API, which the server's keeper
+	// coalesces.
+	Renewals int
 }
 
 // APIResult is what the API benchmark measured.
@@ -36,6 +42,11 @@ type APIResult struct {
 	Latency          map[string][]time.Duration // per endpoint, sorted
 	Claims, Complete int                        // calls made
 	Fenced           int                        // completions refused (must be 0)
+	Renews           int                        // renew calls answered
+	// HeartbeatStatements are the renewal statements the server made in
+	// the work phase: synchronous RunRenew calls plus keeper drains
+	// (RunRenewMany), counted at the driver.
+	HeartbeatStatements int64
 }
 
 // EnqueuePerSecond and WorkPerSecond are the phases' run rates; the end to
@@ -54,12 +65,35 @@ func (r APIResult) Quantile(endpoint string, q float64) time.Duration {
 	return l[min(int(q*float64(len(l))), len(l)-1)]
 }
 
-// API runs the benchmark against a server over c, served on a loopback
-// listener of its own (real HTTP over TCP), and stops it.
-func API(ctx context.Context, c *leasehold.Client, cfg APIConfig) (APIResult, error) {
+// countRenewals counts a driver's renewal statements.
+type countRenewals struct {
+	driver.Driver
+	n atomic.Int64
+}
+
+func (d *countRenewals) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*driver.Run, error) {
+	d.n.Add(1)
+	return d.Driver.RunRenew(ctx, p)
+}
+
+func (d *countRenewals) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
+	d.n.Add(1)
+	return d.Driver.RunRenewMany(ctx, p)
+}
+
+// API runs the benchmark against a server over a client of d, served on a
+// loopback listener of its own (real HTTP over TCP), and stops both; d is
+// closed with the client.
+func API(ctx context.Context, d driver.Driver, cfg APIConfig) (APIResult, error) {
 	if cfg.Queue == "" {
 		cfg.Queue = "bench-api"
 	}
+	counted := &countRenewals{Driver: d}
+	c, err := leasehold.NewClient(ctx, counted, leasehold.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return APIResult{}, err
+	}
+	defer c.Close()
 	s, err := server.New(c, server.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return APIResult{}, err
@@ -123,7 +157,8 @@ func API(ctx context.Context, c *leasehold.Client, cfg APIConfig) (APIResult, er
 	}
 
 	// Work: each remote worker claims a batch and completes it in one call.
-	var done, claims, completes, fenced atomic.Int64
+	var done, claims, completes, fenced, renews atomic.Int64
+	counted.n.Store(0)
 	start = time.Now()
 	for w := range cfg.Workers {
 		owner := fmt.Sprintf("bench-%d", w)
@@ -139,6 +174,17 @@ func API(ctx context.Context, c *leasehold.Client, cfg APIConfig) (APIResult, er
 				claims.Add(1)
 				if len(ls) == 0 {
 					return // every run left is held by another worker, which completes it
+				}
+				for range cfg.Renewals {
+					for _, l := range ls {
+						t := time.Now()
+						if _, err := rc.Renew(ctx, l.ID, l.Fence, owner); err != nil {
+							errs <- fmt.Errorf("renew: %w", err)
+							return
+						}
+						record("POST /v1/runs/{id}/renew", time.Since(t))
+						renews.Add(1)
+					}
 				}
 				cs := make([]remote.Completion, len(ls))
 				for i, l := range ls {
@@ -160,6 +206,7 @@ func API(ctx context.Context, c *leasehold.Client, cfg APIConfig) (APIResult, er
 	wg.Wait()
 	res.Work = time.Since(start)
 	res.Claims, res.Complete, res.Fenced = int(claims.Load()), int(completes.Load()), int(fenced.Load())
+	res.Renews, res.HeartbeatStatements = int(renews.Load()), counted.n.Load()
 	for _, l := range res.Latency {
 		slices.Sort(l)
 	}
