@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,8 +33,9 @@ type leaseBook struct {
 	k      *keeper.Keeper
 	timing lease.Timing
 
-	mu      sync.Mutex // guards m and pruneAt; never held across a store call
+	mu      sync.Mutex // guards m, byRun and pruneAt; never held across a store call
 	m       map[driver.RunLeaseRef]held
+	byRun   map[int64]int64 // run id → the fence of its entry in m: one lease per run
 	pruneAt int
 
 	clk       clock.Clock
@@ -56,7 +58,7 @@ const minPrune = 1024
 const noOwner = "-forgotten-"
 
 func newLeaseBook(d driver.Driver, clk clock.Clock, t lease.Timing, log *slog.Logger) (*leaseBook, error) {
-	b := &leaseBook{timing: t, m: map[driver.RunLeaseRef]held{}, pruneAt: minPrune, clk: clk, log: log}
+	b := &leaseBook{timing: t, m: map[driver.RunLeaseRef]held{}, byRun: map[int64]int64{}, pruneAt: minPrune, clk: clk, log: log}
 	k, err := keeper.New(keeper.Config{Kind: "remote runs", Timing: t, Mode: keeper.ModeWriteBehind, Clock: clk, Logger: log,
 		Flusher: keeper.FlusherFunc(func(ctx context.Context, refs []keeper.Ref) ([]int, error) {
 			return b.flush(ctx, d, refs)
@@ -69,23 +71,44 @@ func newLeaseBook(d driver.Driver, clk clock.Clock, t lease.Timing, log *slog.Lo
 }
 
 // flush is the keeper's drain: one RunRenewMany, an owner per lease.
+//
+// A run appears in it once: should two of its leases be dirty at once (a
+// superseded entry not yet released — confirm releases it, this is the
+// second line), the lower fence is reported lost without being sent,
+// since a batch naming one run twice is refused whole and would stall
+// every remote runner's renewals.
 func (b *leaseBook) flush(ctx context.Context, d driver.Driver, refs []keeper.Ref) ([]int, error) {
-	p := &driver.RunRenewManyParams{Lease: b.timing.Lease, Runs: make([]driver.RunLeaseRef, len(refs)), Owners: make([]string, len(refs))}
+	p := &driver.RunRenewManyParams{Lease: b.timing.Lease, Runs: make([]driver.RunLeaseRef, 0, len(refs)), Owners: make([]string, 0, len(refs))}
+	top := make(map[int64]int64, len(refs)) // run id → highest fence in the batch
+	for _, r := range refs {
+		top[r.ID] = max(top[r.ID], r.Fence)
+	}
+	var lost []int
+	sent := make([]int, 0, len(refs)) // indexes into refs of p.Runs
 	b.mu.Lock()
 	for i, r := range refs {
-		ref := driver.RunLeaseRef{ID: r.ID, Fence: r.Fence}
-		p.Runs[i] = ref
-		p.Owners[i] = noOwner
-		if h, ok := b.m[ref]; ok {
-			p.Owners[i] = h.owner
+		if r.Fence < top[r.ID] {
+			lost = append(lost, i)
+			continue
 		}
+		ref := driver.RunLeaseRef{ID: r.ID, Fence: r.Fence}
+		owner := noOwner
+		if h, ok := b.m[ref]; ok {
+			owner = h.owner
+		}
+		p.Runs, p.Owners = append(p.Runs, ref), append(p.Owners, owner)
+		sent = append(sent, i)
 	}
 	b.mu.Unlock()
 	res, err := d.RunRenewMany(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return res.Lost, nil
+	for _, j := range res.Lost {
+		lost = append(lost, sent[j])
+	}
+	slices.Sort(lost)
+	return lost, nil
 }
 
 // start runs the drain, once, from the first lease on: an idle server (or
@@ -155,14 +178,20 @@ func (b *leaseBook) confirm(ref driver.RunLeaseRef, owner string, sent time.Time
 			h.e.Confirm(sent)
 			return
 		}
-		b.k.Release(h.e)
-		delete(b.m, ref)
+		b.dropLocked(ref)
+	}
+	if f, ok := b.byRun[ref.ID]; ok {
+		if f > ref.Fence {
+			return // a newer claim of the run is kept: this older lease cannot be current
+		}
+		b.dropLocked(driver.RunLeaseRef{ID: ref.ID, Fence: f}) // superseded by this claim
 	}
 	e, err := b.k.Add(lease.Ref(ref), sent, nil)
 	if err != nil {
 		return // kept already (a concurrent confirm won): its evidence stands
 	}
 	b.m[ref] = held{owner: owner, e: e}
+	b.byRun[ref.ID] = ref.Fence
 	if len(b.m) >= b.pruneAt {
 		b.pruneLocked()
 	}
@@ -189,8 +218,7 @@ func (b *leaseBook) renew(ref driver.RunLeaseRef, owner string) bool {
 func (b *leaseBook) pruneLocked() {
 	for ref, h := range b.m {
 		if r, _ := h.e.Runway(); r == 0 {
-			b.k.Release(h.e)
-			delete(b.m, ref)
+			b.dropLocked(ref)
 		}
 	}
 	b.pruneAt = max(2*len(b.m), minPrune)
@@ -200,11 +228,20 @@ func (b *leaseBook) pruneLocked() {
 // fenced out): it is never flushed again.
 func (b *leaseBook) forget(ref driver.RunLeaseRef) {
 	b.mu.Lock()
-	h, ok := b.m[ref]
-	delete(b.m, ref)
+	b.dropLocked(ref)
 	b.mu.Unlock()
-	if ok {
-		b.k.Release(h.e)
+}
+
+// dropLocked releases ref's entry, if kept, from the keeper and the book.
+func (b *leaseBook) dropLocked(ref driver.RunLeaseRef) {
+	h, ok := b.m[ref]
+	if !ok {
+		return
+	}
+	b.k.Release(h.e)
+	delete(b.m, ref)
+	if b.byRun[ref.ID] == ref.Fence {
+		delete(b.byRun, ref.ID)
 	}
 }
 
