@@ -100,12 +100,17 @@ func (b *leaseBook) flush(ctx context.Context, d driver.Driver, refs []keeper.Re
 		sent = append(sent, i)
 	}
 	b.mu.Unlock()
-	res, err := d.RunRenewMany(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	for _, j := range res.Lost {
-		lost = append(lost, sent[j])
+	// One statement per drain, unless the server holds more dirty leases
+	// than one statement may carry.
+	for from := 0; from < len(p.Runs); from += driver.MaxRunRenewBatch {
+		to := min(from+driver.MaxRunRenewBatch, len(p.Runs))
+		res, err := d.RunRenewMany(ctx, &driver.RunRenewManyParams{Lease: p.Lease, Runs: p.Runs[from:to], Owners: p.Owners[from:to]})
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range res.Lost {
+			lost = append(lost, sent[from+j])
+		}
 	}
 	slices.Sort(lost)
 	return lost, nil
