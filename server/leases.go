@@ -10,6 +10,7 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/keeper"
+	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/lease"
 )
 
@@ -59,7 +60,10 @@ const noOwner = "-forgotten-"
 
 func newLeaseBook(d driver.Driver, clk clock.Clock, t lease.Timing, log *slog.Logger) (*leaseBook, error) {
 	b := &leaseBook{timing: t, m: map[driver.RunLeaseRef]held{}, byRun: map[int64]int64{}, pruneAt: minPrune, clk: clk, log: log}
+	// The flush's own timeout (D_stop) runs on real time: it bounds a store
+	// call, and a fake clock in a test then drives only the drain's beat.
 	k, err := keeper.New(keeper.Config{Kind: "remote runs", Timing: t, Mode: keeper.ModeWriteBehind, Clock: clk, Logger: log,
+		Runtime: rt.Real(clock.Real()),
 		Flusher: keeper.FlusherFunc(func(ctx context.Context, refs []keeper.Ref) ([]int, error) {
 			return b.flush(ctx, d, refs)
 		})})

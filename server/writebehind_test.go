@@ -46,6 +46,12 @@ func (d *countingDriver) RunRenewMany(ctx context.Context, p *driver.RunRenewMan
 var fastTiming = lease.Timing{Lease: 6 * time.Second, Renew: time.Second, Drain: 50 * time.Millisecond,
 	Stop: 3 * time.Second, Skew: time.Second, Poll: time.Second, Margin: 50 * time.Millisecond}
 
+// longLeases drain every 50ms of the server's (fake) clock while the
+// leases last ten minutes of the store's real one: however slow the
+// machine, no lease expires during the test.
+var longLeases = lease.Timing{Lease: 10 * time.Minute, Renew: time.Minute, Drain: 50 * time.Millisecond,
+	Stop: 5 * time.Minute, Skew: time.Minute, Poll: time.Second, Margin: 50 * time.Millisecond}
+
 // remoteHeartbeats has n remote runners, each holding one run under its
 // own owner, renew through the API for rounds rounds; after each round
 // the server's clock (a fake one) moves one T_drain, so its drain runs
@@ -55,7 +61,7 @@ func remoteHeartbeats(t *testing.T, open func(t *testing.T) leasehold.Driver, n,
 	cd := &countingDriver{drained: make(chan int, 1024)}
 	clk := clock.NewFake(time.Unix(1_000_000, 0))
 	b := setup(t, func(t *testing.T) leasehold.Driver { cd.Driver = open(t); return cd },
-		leasehold.Config{}, server.Config{Timing: fastTiming, Clock: clk})
+		leasehold.Config{}, server.Config{Timing: longLeases, Clock: clk})
 	held := make([]run, n)
 	for i := range n {
 		b.enqueue(t, "q", `{}`)
@@ -86,7 +92,7 @@ func remoteHeartbeats(t *testing.T, open func(t *testing.T) leasehold.Driver, n,
 		}
 		calls += int64(n)
 		clk.BlockUntil(1) // the drain waits on its timer
-		clk.Advance(fastTiming.Drain)
+		clk.Advance(longLeases.Drain)
 		renewed += <-cd.drained
 		require.Equal(t, n*(r+1), renewed, "one drain renewed every runner's lease")
 	}
