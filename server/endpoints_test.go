@@ -39,6 +39,7 @@ var sampleBodies = map[string]string{
 	"POST /v1/worlds/{world}/revoke":     `{"epoch":1}`,
 	"POST /v1/worlds/{world}/append":     `{"holder":"h","epoch":1,"seen_position":1,"entries":[{"kind":"k"}]}`,
 	"POST /v1/worlds/{world}/commands":   `{"key":"k","payload":{}}`,
+	"POST /v1/runs/complete":             `{"runs":[{"id":1,"fence":1}]}`,
 }
 
 // endpointFixture is a server with run 1 (queue q, claimed by o under

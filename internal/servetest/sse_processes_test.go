@@ -21,7 +21,7 @@ import (
 
 // stream opens an SSE stream of url, resuming after last when set; it
 // returns the events' (id, data) as they arrive and the disconnect.
-func stream(t *testing.T, url, last string) (<-chan [2]string, context.CancelFunc) {
+func stream(t *testing.T, url, token, last string) (<-chan [2]string, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, not a timing guess
 	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -29,6 +29,7 @@ func stream(t *testing.T, url, last string) (<-chan [2]string, context.CancelFun
 	if last != "" {
 		req.Header.Set("Last-Event-ID", last)
 	}
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -79,8 +80,11 @@ func TestSSEAcrossTwoServeProcesses(t *testing.T) {
 	db := url + sep + "search_path=" + schema
 	a := Start(t, "--db", db)
 	b := Start(t, "--db", db)
+	token := a.Token // minted by the first start; the second found it live
+	require.NotEmpty(t, token)
+	require.Empty(t, b.Token)
 	ctx := context.Background()
-	writer := remote.New(a.URL)
+	writer := remote.New(a.URL, remote.WithToken(token))
 
 	_, err := writer.Enqueue(ctx, remote.Enqueue{Queue: "q"})
 	require.NoError(t, err)
@@ -101,11 +105,11 @@ func TestSSEAcrossTwoServeProcesses(t *testing.T) {
 	}
 	emit(1, 5)
 	path := fmt.Sprintf("%s/v1/runs/%d/events/stream", b.URL, l.ID)
-	s1, cut := stream(t, path, "")
+	s1, cut := stream(t, path, token, "")
 	require.Equal(t, ids(1, 3), take(t, s1, 3))
 	cut()
 	emit(6, 9)
-	s2, _ := stream(t, path, ids(3, 3)[0])
+	s2, _ := stream(t, path, token, ids(3, 3)[0])
 	require.Equal(t, ids(4, 9), take(t, s2, 6))
 	emit(10, 10)
 	require.Equal(t, ids(10, 10), take(t, s2, 1))
@@ -125,11 +129,11 @@ func TestSSEAcrossTwoServeProcesses(t *testing.T) {
 	}
 	renew(3)
 	jpath := b.URL + "/v1/worlds/w1/journal/stream"
-	j1, jcut := stream(t, jpath, "")
+	j1, jcut := stream(t, jpath, token, "")
 	require.Equal(t, []string{"1", "2", "3"}, take(t, j1, 3))
 	jcut()
 	renew(2)
-	j2, _ := stream(t, jpath, "3")
+	j2, _ := stream(t, jpath, token, "3")
 	require.Equal(t, []string{"4", "5", "6"}, take(t, j2, 3))
 	renew(1)
 	require.Equal(t, []string{"7"}, take(t, j2, 1))
