@@ -74,14 +74,13 @@ func (s *Server) leases(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	es, total := s.book.snapshot(maxLeasesShown)
-	now := s.cfg.Clock.Now()
 	t := s.cfg.Timing
 	out := leasesResponse{Total: total, Leases: make([]leaseBody, len(es)),
 		Timing: timingBody{LeaseMS: ms(t.Lease), SkewMS: ms(t.Skew), StopMS: ms(t.Stop), DrainMS: ms(t.Drain),
 			RenewMS: ms(t.Renew), MaxRunwayMS: ms(t.Lease - t.Skew)}}
 	for i, e := range es {
-		out.Leases[i] = leaseBody{RunID: e.ref.ID, Fence: e.ref.Fence, Owner: e.held.owner,
-			RunwayMS: ms(s.book.runway(e.ref)), AvailableMS: ms(s.book.available(e.ref)), LagMS: ms(now.Sub(e.held.sent))}
+		out.Leases[i] = leaseBody{RunID: e.ref.ID, Fence: e.ref.Fence, Owner: e.owner,
+			RunwayMS: ms(s.book.runway(e.ref)), AvailableMS: ms(s.book.available(e.ref)), LagMS: ms(e.lag)}
 	}
 	writeJSON(w, out)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"slices"
@@ -39,7 +40,11 @@ type leaseBook struct {
 	byRun   map[int64]int64 // run id → the fence of its entry in m: one lease per run
 	pruneAt int
 
-	clk       clock.Clock
+	clk clock.Clock
+	// cut, when set, is the store-clock watch's cut in force at a reading
+	// of clk (clockwatch.go): what the runway vouched for is shortened by,
+	// as if S were that much wider.
+	cut       func(now time.Time) time.Duration
 	log       *slog.Logger
 	startOnce sync.Once
 	stopLoop  context.CancelFunc // set by start
@@ -260,24 +265,65 @@ func (b *leaseBook) entry(ref driver.RunLeaseRef) *keeper.Entry {
 	return b.m[ref].e
 }
 
-// runway is the lease's runway now, 0 if the book does not know it.
+// runway is the lease's runway now, 0 if the book does not know it, less
+// any store-clock cut in force.
 func (b *leaseBook) runway(ref driver.RunLeaseRef) time.Duration {
-	if e := b.entry(ref); e != nil {
-		r, _ := e.Runway()
-		return r
-	}
-	return 0
+	r, _ := b.vouch(ref)
+	return r
 }
 
 // available is what the side-effect gate may count on (SPEC §2):
 // min(runway, D_stop - lag), lag being the time since the send of the last
 // confirmed write.
 func (b *leaseBook) available(ref driver.RunLeaseRef) time.Duration {
-	if e := b.entry(ref); e != nil {
-		_, a := e.Runway()
-		return a
+	_, a := b.vouch(ref)
+	return a
+}
+
+// vouch is the runway and the gate's available time of a lease. A
+// store-clock cut x in force widens S by x, which shortens the runway by
+// x and, D_stop being capped under the widened T_lease − S, bounds the
+// available time by that shortened runway too.
+func (b *leaseBook) vouch(ref driver.RunLeaseRef) (runway, available time.Duration) {
+	e := b.entry(ref)
+	if e == nil {
+		return 0, 0
 	}
-	return 0
+	runway, available = e.Runway()
+	if b.cut != nil {
+		if x := b.cut(b.clk.Now()); x > 0 {
+			runway = lease.SubSat(runway, x)
+			available = min(available, runway)
+		}
+	}
+	return runway, available
+}
+
+// bookEntry is one lease the book vouches for, as the dashboard lists it.
+type bookEntry struct {
+	ref   driver.RunLeaseRef
+	owner string
+	lag   time.Duration // since the send of its last confirmed write
+}
+
+// snapshot returns the leases the book knows with runway left, by run id
+// then fence, at most limit of them, and how many there are in all.
+func (b *leaseBook) snapshot(limit int) (out []bookEntry, total int) {
+	b.mu.Lock()
+	for ref, h := range b.m {
+		if r, _ := h.e.Runway(); r > 0 {
+			out = append(out, bookEntry{ref: ref, owner: h.owner, lag: h.e.Lag()})
+		}
+	}
+	b.mu.Unlock()
+	slices.SortFunc(out, func(a, c bookEntry) int {
+		return cmp.Or(cmp.Compare(a.ref.ID, c.ref.ID), cmp.Compare(a.ref.Fence, c.ref.Fence))
+	})
+	total = len(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, total
 }
 
 // ms is a runway on the wire: whole milliseconds, rounded down, so the

@@ -86,6 +86,7 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	s.journalWatch = &journalWatch{d: s.d, log: cfg.Logger}
 	s.metrics = newMetrics()
 	s.clock = newStoreClock(s)
+	s.book.cut = s.clock.excess
 	s.metrics.reg.MustRegister(s.clock.collectors()...)
 	s.authRefusals = newAuthRefusals()
 	s.metrics.reg.MustRegister(s.authRefusals)
