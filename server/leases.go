@@ -58,6 +58,10 @@ type held struct {
 
 const minPrune = 1024
 
+// remoteHoldersWorker is the worker label of the remote holders' keeper
+// metrics on /metrics (kind="remote runs").
+const remoteHoldersWorker = "remote-holders"
+
 // noOwner is the owner a drain names for a lease forgotten while the
 // drain was being assembled: it matches no run, so the row is reported
 // lost, and the entry, released already, is untouched by that.

@@ -91,7 +91,10 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	s.authRefusals = newAuthRefusals()
 	s.metrics.reg.MustRegister(s.authRefusals)
 	s.metrics.reg.MustRegister(c.CleanerCollector())
-	s.metrics.reg.MustRegister(book.k.Collector())
+	// Labelled worker="remote-holders", so its keeper metrics share their
+	// label names with the attached workers' (AttachWorker): one registry
+	// refuses a name with two label sets.
+	prometheus.WrapRegistererWith(prometheus.Labels{"worker": remoteHoldersWorker}, s.metrics.reg).MustRegister(book.k.Collector())
 	if pr, ok := s.d.(driver.PoolReporter); ok {
 		s.metrics.reg.MustRegister(newPoolCollector(pr))
 	}
