@@ -76,3 +76,13 @@ func (k *Keeper) timing() lease.Timing {
 	}
 	return t
 }
+
+// gateBound is GateBound(k.timing()): the bound folded once in New while
+// no store-clock cut is in force (one load of the cut on the gate's
+// path), computed from the cut timing while one is.
+func (k *Keeper) gateBound() time.Duration {
+	if k.clockExcess.Load() == 0 {
+		return k.bound
+	}
+	return GateBound(k.timing())
+}

@@ -48,3 +48,23 @@ func GatePasses(t lease.Timing, sent, now, maxDur time.Duration) bool {
 func MustStop(t lease.Timing, sent, now time.Duration) bool {
 	return Lag(sent, now) >= t.Stop
 }
+
+// GateBound is the gate's precomputed limit, min(T_lease - S, D_stop): a
+// holder's Available is GateBound - lag (at least 0). The keeper computes
+// it once from its timing, so the gate's happy path is one clock reading,
+// one subtraction and two comparisons (GatePassesBound).
+func GateBound(t lease.Timing) time.Duration {
+	return min(lease.SubSat(t.Lease, t.Skew), t.Stop)
+}
+
+// GatePassesBound is GatePasses with the timing folded into bound
+// (GateBound) and margin (T.Margin): Available >= Needed rewritten as
+// lag <= bound - need. FuzzGateBound holds the two equal for every valid
+// timing and any readings.
+func GatePassesBound(bound, margin, sent, now, maxDur time.Duration) bool {
+	need := lease.AddSat(max(maxDur, 0), margin)
+	if need <= 0 {
+		return true // Available is never negative
+	}
+	return max(lease.SubSat(now, sent), 0) <= lease.SubSat(bound, need)
+}

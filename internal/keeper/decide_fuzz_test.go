@@ -107,3 +107,41 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGateBound: the gate's folded form (GateBound, GatePassesBound, what
+// Entry.Gate runs) decides exactly as GatePasses for every valid timing,
+// and for it under any store-clock cut, and any two readings and effect
+// duration, saturated ones included.
+func FuzzGateBound(f *testing.F) {
+	run, world := lease.RunDefaults(), lease.WorldDefaults()
+	for _, c := range []struct {
+		t                 lease.Timing
+		sent, now, maxDur time.Duration
+	}{
+		{run, 0, 0, 0}, {run, 0, 10 * time.Second, 5 * time.Second}, {run, 0, 40 * time.Second, 0},
+		{run, 10 * time.Second, 30*time.Second - 1, 10 * time.Second}, {run, 0, 45*time.Second - 1, 1},
+		{world, math.MinInt64, math.MaxInt64, math.MaxInt64}, {world, math.MaxInt64, math.MinInt64, math.MinInt64},
+		{run, 5, 5, math.MaxInt64 - 1},
+	} {
+		f.Add(int64(c.t.Lease), int64(c.t.Renew), int64(c.t.Drain), int64(c.t.Stop), int64(c.t.Skew), int64(c.t.Poll), int64(c.t.Margin),
+			int64(c.sent), int64(c.now), int64(c.maxDur))
+	}
+	f.Fuzz(func(t *testing.T, tl, tr, td, ds, s, p, m, sent, now, maxDur int64) {
+		tm := lease.Timing{Lease: time.Duration(tl), Renew: time.Duration(tr), Drain: time.Duration(td),
+			Stop: time.Duration(ds), Skew: time.Duration(s), Poll: time.Duration(p), Margin: time.Duration(m)}
+		if tm.Validate() != nil {
+			tm = lease.RunDefaults()
+		}
+		snt, n, md := time.Duration(sent), time.Duration(now), time.Duration(maxDur)
+		require.Equal(t, keeper.GatePasses(tm, snt, n, md), keeper.GatePassesBound(keeper.GateBound(tm), tm.Margin, snt, n, md),
+			"timing %+v, sent %d, now %d, maxDur %d", tm, snt, n, md)
+		// The timing under a store-clock cut (Keeper.timing): S widened by
+		// the cut, D_stop capped at T_lease - S. The cut is taken from the
+		// drawn renew field, so the fuzzer moves it too.
+		cut := tm
+		cut.Skew = lease.AddSat(cut.Skew, time.Duration(tr).Abs())
+		cut.Stop = min(cut.Stop, max(lease.SubSat(cut.Lease, cut.Skew), 0))
+		require.Equal(t, keeper.GatePasses(cut, snt, n, md), keeper.GatePassesBound(keeper.GateBound(cut), cut.Margin, snt, n, md),
+			"cut timing %+v, sent %d, now %d, maxDur %d", cut, snt, n, md)
+	})
+}

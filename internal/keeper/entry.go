@@ -35,6 +35,11 @@ type Entry struct {
 	// path: the holder's synchronous renewals and the drain's flushes.
 	syncSent, drainSent atomic.Int64
 
+	// gatePasses counts this entry's local gate passes: the entry's own
+	// cache line, not a counter every holder of the process contends on.
+	// Stats sums it over the live entries; Release adds it to the keeper's.
+	gatePasses atomic.Uint64
+
 	cancel context.CancelCauseFunc
 	mu     sync.Mutex // guards cause
 	cause  error

@@ -30,14 +30,14 @@ func (e *Entry) Gate(ctx context.Context, maxDur time.Duration) error {
 	k := e.k
 	mode := k.Mode()
 	now := k.now()
-	t := k.timing()
-	pass := GatePasses(t, e.sent(mode), now, maxDur)
+	bound := k.gateBound()
+	pass := GatePassesBound(bound, k.t.Margin, e.sent(mode), now, maxDur)
 	if mode == ModeDark && !e.shadowLost.Load() &&
-		GatePasses(t, time.Duration(e.drainSent.Load()), now, maxDur) != pass {
+		GatePassesBound(bound, k.t.Margin, time.Duration(e.drainSent.Load()), now, maxDur) != pass {
 		k.stats.darkGateDiffs.Add(1)
 	}
 	if pass {
-		k.stats.gatePass.Add(1)
+		e.gatePasses.Add(1)
 		return nil
 	}
 	return e.gateSlow(ctx, maxDur, mode)

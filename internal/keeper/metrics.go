@@ -53,10 +53,16 @@ type Stats struct {
 // Stats returns a snapshot of the counters.
 func (k *Keeper) Stats() Stats {
 	s := &k.stats
+	gatePass := s.gatePass.Load()
+	k.mu.Lock()
+	for _, e := range k.entries {
+		gatePass += e.gatePasses.Load()
+	}
+	k.mu.Unlock()
 	return Stats{
 		Flushes: s.flushes.Load(), FlushErrors: s.flushErrors.Load(), FlushedRows: s.flushedRows.Load(),
 		Lost: s.lost.Load(), SelfStops: s.selfStops.Load(),
-		GatePass: s.gatePass.Load(), GateFlushPass: s.gateFlushPass.Load(), GateRefuse: s.gateRefuse.Load(),
+		GatePass: gatePass, GateFlushPass: s.gateFlushPass.Load(), GateRefuse: s.gateRefuse.Load(),
 		DarkGateDiffs: s.darkGateDiffs.Load(), DarkStopDiffs: s.darkStopDiffs.Load(), DarkLostDiffs: s.darkLostDiffs.Load(),
 		MaxLag: time.Duration(s.maxLag.Load()),
 	}
