@@ -35,6 +35,9 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] == "worlds" {
 		return runBenchWorlds(ctx, args[1:], out)
 	}
+	if len(args) > 0 && args[0] == "memory" {
+		return runBenchMemory(ctx, args[1:], out)
+	}
 	if len(args) > 0 && args[0] == "gate" {
 		return runBenchGate(ctx, args[1:], out)
 	}
@@ -53,7 +56,7 @@ func runBench(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unknown benchmark %q (have: journal, runs, events, gate, heartbeats, worlds, retention, api)", fs.Arg(0))
+		return fmt.Errorf("unknown benchmark %q (have: journal, runs, events, gate, memory, heartbeats, worlds, retention, api)", fs.Arg(0))
 	}
 	var ns []int
 	for _, s := range strings.Split(*appenders, ",") {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,19 @@ type HeartbeatResult struct {
 	StoreCPU   time.Duration
 	ProcCPU    time.Duration // this process's CPU time
 	Lost       uint64        // leases lost in the window (must be 0)
+	Drains     uint64        // keeper drains answered by the store in the window
+	// HeapPerRun and StackPerRun are the growth of the Go heap (live
+	// bytes after a GC) and of goroutine stacks from before the worker
+	// started to all runs held, divided by the runs held.
+	HeapPerRun, StackPerRun float64
+}
+
+// liveMemory is the live heap after a full GC, and the stack bytes in use.
+func liveMemory() (heap, stack uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc, ms.StackInuse
 }
 
 // StatementsPerSecond is the renewal statement rate.
@@ -94,11 +108,21 @@ func (s *countingStore) RunRenewMany(ctx context.Context, p *driver.RunRenewMany
 // cfg.Window. The runs are completed before it returns.
 func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig) (HeartbeatResult, error) {
 	res := HeartbeatResult{Mode: cfg.Mode, Commits: -1}
-	queue := "hb-" + cfg.Mode.String()
-	if err := enqueueN(ctx, store, queue, cfg.Runs); err != nil {
-		return res, err
+	// A queue's concurrency is at most maxQueueConcurrency: more runs are
+	// spread over several queues of one worker.
+	const maxQueueConcurrency = 10000
+	queues := map[string]int{}
+	for i, left := 0, cfg.Runs; left > 0; i++ {
+		n := min(left, maxQueueConcurrency)
+		q := fmt.Sprintf("hb-%s-%d", cfg.Mode, i)
+		if err := enqueueN(ctx, store, q, n); err != nil {
+			return res, err
+		}
+		queues[q] = n
+		left -= n
 	}
 	quiet := slog.New(slog.DiscardHandler)
+	heap0, stack0 := liveMemory()
 	cs := &countingStore{Store: store}
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
 	if err := events.Start(ctx); err != nil {
@@ -110,12 +134,12 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 	all := make(chan struct{})
 	var once sync.Once
 	w, err := scheduler.NewWorker(cs, events, scheduler.WorkerConfig{Owner: "bench-" + cfg.Mode.String(),
-		Queues: map[string]int{queue: cfg.Runs}, Timing: cfg.Timing, Mode: cfg.Mode, Logger: quiet,
+		Queues: queues, Timing: cfg.Timing, Mode: cfg.Mode, Logger: quiet,
 		FetchInterval: 5 * time.Millisecond})
 	if err != nil {
 		return res, err
 	}
-	w.Handle(queue, func(ctx context.Context, r *scheduler.Run) error {
+	hold := func(ctx context.Context, r *scheduler.Run) error {
 		if holding.Add(1) == int64(cfg.Runs) {
 			once.Do(func() { close(all) })
 		}
@@ -125,7 +149,10 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	})
+	}
+	for q := range queues {
+		w.Handle(q, hold)
+	}
 	if err := w.Start(ctx); err != nil {
 		return res, err
 	}
@@ -141,9 +168,12 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 		_ = stop()
 		return res, fmt.Errorf("only %d of %d runs claimed within 2 minutes", holding.Load(), cfg.Runs)
 	}
+	heap1, stack1 := liveMemory()
+	res.HeapPerRun = (float64(heap1) - float64(heap0)) / float64(cfg.Runs)
+	res.StackPerRun = (float64(stack1) - float64(stack0)) / float64(cfg.Runs)
 	time.Sleep(cfg.Timing.Renew) // warm-up: every run's renewal cycle has begun
 
-	lost0 := w.Keeper().Stats().Lost
+	lost0, drains0 := w.Keeper().Stats().Lost, w.Keeper().Stats().Flushes
 	var c0, c1 int64
 	var s0, s1 time.Duration
 	if cfg.Commits != nil {
@@ -173,6 +203,7 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 	}
 	res.Statements, res.Rows = cs.statements.Load(), cs.rows.Load()
 	res.Lost = w.Keeper().Stats().Lost - lost0
+	res.Drains = w.Keeper().Stats().Flushes - drains0
 	return res, stop()
 }
 
