@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -117,7 +118,7 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 	if err := journal.BindKeys(&p, func(node string) ([]byte, error) { return nodeKey(ctx, tx, node) }); err != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 	}
-	if err := d.writePlan(ctx, tx, st, &p); err != nil {
+	if err := d.writePlan(ctx, tx, st, &w.State, &p); err != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -143,17 +144,56 @@ WHERE id = ?9
   AND (?14 = 0 OR (?14 = 1 AND expires_at > ?15) OR (?14 = 2 AND expires_at <= ?15))
   AND granted_position <= ?16`
 
+// condUpdateTail is condUpdate for a plan that moves only the journal's
+// tail (position, last hash, last time) and leaves the lease as the head
+// read under the same write lock had it — every append. Setting the lease
+// columns to their own values would still rewrite the worlds_expiry index
+// entry (SQLite maintains an index whose column is in the SET list, changed
+// or not): one more page in the WAL and in the commit's fsync, per append.
+// The WHERE is condUpdate's, renumbered.
+const condUpdateTail = `
+UPDATE worlds SET position = ?1, last_hash = ?2, last_time = ?3
+WHERE id = ?4
+  AND position = ?5
+  AND epoch = ?6
+  AND (?7 = 0 OR holder = ?8)
+  AND (?9 = 0 OR (?9 = 1 AND expires_at > ?10) OR (?9 = 2 AND expires_at <= ?10))
+  AND granted_position <= ?11`
+
+// sameLease reports whether after leaves every lease column of the worlds
+// row as before has it (condUpdateTail may write it).
+func sameLease(before, after *journal.State) bool {
+	if before == nil {
+		return false
+	}
+	be, ae := expiresArg(*before), expiresArg(*after)
+	return before.Epoch == after.Epoch && before.Holder == after.Holder && before.Term == after.Term &&
+		be == ae && before.GrantedAt == after.GrantedAt && bytes.Equal(before.HolderKey, after.HolderKey) &&
+		(before.HolderKey == nil) == (after.HolderKey == nil)
+}
+
 // errCondFailed means the conditional write matched no row although the
 // planner, holding the lock, found its preconditions true: the Go rule and
 // the SQL rule disagree. It is reported as a fenced write, never applied.
 var errCondFailed = fmt.Errorf("conditional head write matched no row: %w", driver.ErrFenced)
 
-func (d *store) writePlan(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) error {
+// writePlan writes p in tx. before is the head the plan was made from,
+// read in tx (nil when the caller has none): a plan that leaves its lease
+// as it was writes only the tail (condUpdateTail).
+func (d *store) writePlan(ctx context.Context, tx *sql.Tx, st *stmts, before *journal.State, p *journal.Plan) error {
 	a, c := p.After, p.Cond
-	res, err := tx.StmtContext(ctx, st.condUpdate).ExecContext(ctx,
-		a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(), a.Epoch, a.Holder,
-		int64(a.Term/time.Microsecond), expiresArg(a), a.GrantedAt,
-		a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt, nonNil(a.HolderKey))
+	var res sql.Result
+	var err error
+	if sameLease(before, &a) {
+		res, err = tx.StmtContext(ctx, st.condUpdateTail).ExecContext(ctx,
+			a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(),
+			a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt)
+	} else {
+		res, err = tx.StmtContext(ctx, st.condUpdate).ExecContext(ctx,
+			a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(), a.Epoch, a.Holder,
+			int64(a.Term/time.Microsecond), expiresArg(a), a.GrantedAt,
+			a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt, nonNil(a.HolderKey))
+	}
 	if err != nil {
 		return fmt.Errorf("conditional head write: %w", err)
 	}

@@ -63,7 +63,7 @@ func (d *store) WorldRenewMany(ctx context.Context, p *driver.WorldRenewManyPara
 			out[i] = driver.WorldRenewOutcome{World: w, Err: err}
 			continue
 		}
-		if err := d.writePlan(ctx, tx, st, &plan); err != nil {
+		if err := d.writePlan(ctx, tx, st, nil, &plan); err != nil {
 			return fail(err)
 		}
 		after := *w
