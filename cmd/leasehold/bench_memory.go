@@ -25,6 +25,7 @@ func runBenchMemory(ctx context.Context, args []string, out io.Writer) error {
 	counts := fs.String("runs", "10000,100000", "comma-separated held-run counts")
 	scale := fs.Float64("scale", 3, "divide the run timing defaults by this")
 	window := fs.Duration("window", 10*time.Second, "window in which renewal statements and drains are counted")
+	heapProfile := fs.String("heapprofile", "", "write the heap profile, once every run is held, to this file (the last count's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,14 +51,14 @@ func runBenchMemory(ctx context.Context, args []string, out io.Writer) error {
 	if *pgURL != "none" {
 		stores = append(stores, store{"postgres", func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchPostgres(ctx, *pgURL) }})
 	}
-	fmt.Fprintf(out, "  %-9s %8s %14s %15s %11s %8s %14s %5s\n", "store", "runs", "heap B/run", "stacks B/run", "renew stmts", "drains", "stmts/drain", "lost")
+	fmt.Fprintf(out, "  %-9s %8s %8s %14s %15s %11s %8s %14s %5s\n", "store", "runs", "held", "heap B/run", "stacks B/run", "renew stmts", "drains", "stmts/drain", "lost")
 	for _, st := range stores {
 		for _, n := range ns {
 			s, closeFn, err := st.open(ctx)
 			if err != nil {
 				return fmt.Errorf("%s: %w", st.name, err)
 			}
-			r, err := bench.Heartbeats(ctx, s, bench.HeartbeatConfig{Runs: n, Mode: keeper.ModeWriteBehind, Timing: tm, Window: *window})
+			r, err := bench.Heartbeats(ctx, s, bench.HeartbeatConfig{Runs: n, Mode: keeper.ModeWriteBehind, Timing: tm, Window: *window, HeapProfile: *heapProfile})
 			closeFn()
 			if err != nil {
 				return fmt.Errorf("%s %d runs: %w", st.name, n, err)
@@ -66,7 +67,7 @@ func runBenchMemory(ctx context.Context, args []string, out io.Writer) error {
 			if r.Drains > 0 {
 				perDrain = float64(r.Statements) / float64(r.Drains)
 			}
-			fmt.Fprintf(out, "  %-9s %8d %14.0f %15.0f %11d %8d %14.2f %5d\n", st.name, n, r.HeapPerRun, r.StackPerRun, r.Statements, r.Drains, perDrain, r.Lost)
+			fmt.Fprintf(out, "  %-9s %8d %8d %14.0f %15.0f %11d %8d %14.2f %5d\n", st.name, n, r.HeldAtMeasure, r.HeapPerRun, r.StackPerRun, r.Statements, r.Drains, perDrain, r.Lost)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ type HeartbeatConfig struct {
 	Commits func(ctx context.Context) (int64, error)
 	// StoreCPU, if set, reads the database server's CPU time.
 	StoreCPU func() (time.Duration, error)
+	// HeapProfile, if set, is a file the heap profile is written to once
+	// every run is held.
+	HeapProfile string
 }
 
 // HeartbeatResult is one measured mode.
@@ -51,6 +55,7 @@ type HeartbeatResult struct {
 	// bytes after a GC) and of goroutine stacks from before the worker
 	// started to all runs held, divided by the runs held.
 	HeapPerRun, StackPerRun float64
+	HeldAtMeasure           int64 // handlers still blocked when the memory was read (= Runs)
 }
 
 // liveMemory is the live heap after a full GC, and the stack bytes in use.
@@ -130,7 +135,7 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 	}
 	defer events.Stop(context.WithoutCancel(ctx))
 	release := make(chan struct{})
-	var holding atomic.Int64
+	var holding, exited atomic.Int64
 	all := make(chan struct{})
 	var once sync.Once
 	w, err := scheduler.NewWorker(cs, events, scheduler.WorkerConfig{Owner: "bench-" + cfg.Mode.String(),
@@ -143,6 +148,7 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 		if holding.Add(1) == int64(cfg.Runs) {
 			once.Do(func() { close(all) })
 		}
+		defer exited.Add(1)
 		select {
 		case <-release:
 			return nil
@@ -169,6 +175,12 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 		return res, fmt.Errorf("only %d of %d runs claimed within 2 minutes", holding.Load(), cfg.Runs)
 	}
 	heap1, stack1 := liveMemory()
+	res.HeldAtMeasure = holding.Load() - exited.Load()
+	if cfg.HeapProfile != "" {
+		if err := writeHeapProfile(cfg.HeapProfile); err != nil {
+			return res, errors.Join(err, stop())
+		}
+	}
 	res.HeapPerRun = (float64(heap1) - float64(heap0)) / float64(cfg.Runs)
 	res.StackPerRun = (float64(stack1) - float64(stack0)) / float64(cfg.Runs)
 	time.Sleep(cfg.Timing.Renew) // warm-up: every run's renewal cycle has begun
@@ -205,6 +217,18 @@ func Heartbeats(ctx context.Context, store scheduler.Store, cfg HeartbeatConfig)
 	res.Lost = w.Keeper().Stats().Lost - lost0
 	res.Drains = w.Keeper().Stats().Flushes - drains0
 	return res, stop()
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // ProcessCPU is this process's user+system CPU time.
