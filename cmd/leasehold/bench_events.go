@@ -46,7 +46,7 @@ func runBenchEvents(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.name, err)
 		}
-		fmt.Fprintf(out, "\n[%s]\n  round   batched rows/s   single rows/s    ratio\n", st.name)
+		fmt.Fprintf(out, "\n[%s]\n  round   batched rows/s   single rows/s    ratio   process CPU/row batched  single\n", st.name)
 		var ratios []float64
 		for i := range *rounds {
 			ev, err := bench.Events(ctx, store, *batch, *dur)
@@ -56,7 +56,7 @@ func runBenchEvents(ctx context.Context, args []string, out io.Writer) error {
 			}
 			r := ev.Batched / ev.Single
 			ratios = append(ratios, r)
-			fmt.Fprintf(out, "  %5d %16.0f %15.0f %7.1fx\n", i+1, ev.Batched, ev.Single, r)
+			fmt.Fprintf(out, "  %5d %16.0f %15.0f %7.1fx %23s %7s\n", i+1, ev.Batched, ev.Single, r, ev.BatchedCPU, ev.SingleCPU)
 		}
 		closeFn()
 		median, _ := bench.MedianWorst(ratios)

@@ -136,6 +136,10 @@ func Mixed(ctx context.Context, store scheduler.Store, cfg RunsConfig) (RunsResu
 type EventsResult struct {
 	Batched, Single float64 // rows/s
 	BatchSize       int
+	// BatchedCPU and SingleCPU are this process's CPU time per row (for
+	// SQLite, in process, the store's work included): less bent by a
+	// loaded machine than the rates.
+	BatchedCPU, SingleCPU time.Duration
 }
 
 // Events measures RunEventAppend of batchSize rows per statement against one
@@ -158,23 +162,24 @@ func Events(ctx context.Context, store scheduler.Store, batchSize int, d time.Du
 		}
 		return out
 	}
-	rate := func(n int) (float64, error) {
+	rate := func(n int) (float64, time.Duration, error) {
 		rows := 0
+		cpu0 := ProcessCPU()
 		start := time.Now()
 		for time.Since(start) < d {
 			if _, err := store.RunEventAppend(ctx, &driver.RunEventAppendParams{Events: next(n)}); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			rows += n
 		}
-		return float64(rows) / time.Since(start).Seconds(), nil
+		return float64(rows) / time.Since(start).Seconds(), (ProcessCPU() - cpu0) / time.Duration(max(rows, 1)), nil
 	}
 	var res EventsResult
 	res.BatchSize = batchSize
-	if res.Single, err = rate(1); err != nil {
+	if res.Single, res.SingleCPU, err = rate(1); err != nil {
 		return res, err
 	}
-	if res.Batched, err = rate(batchSize); err != nil {
+	if res.Batched, res.BatchedCPU, err = rate(batchSize); err != nil {
 		return res, err
 	}
 	return res, nil
