@@ -40,7 +40,7 @@ var commands = []command{
 	{"mode", "heartbeat mode of a running server's workers: `mode get`, `mode set <sync|dark|writebehind> --worker NAME|--all` (--server, --token)", runMode},
 	{"doctor", "sample the store clock (offset, rate error, steps, latency) and judge whether write-behind is safe", runDoctor},
 	{"sim", "deterministic simulation: `sim --seeds N --from S` checks the safety invariants under seeded faults", runSim},
-	{"bench", "benchmarks: `bench journal` (appends beside the raw fsync rate), `bench runs` (runs/s, events), `bench retention` (the cleaner against claim latency) — see docs/BENCHMARKS.md", runBench},
+	{"bench", "benchmarks: `bench journal` (appends beside the raw fsync rate), `bench runs` (runs/s, events), `bench events` (group commit vs one INSERT per event), `bench gate` (the gate beside time.Now), `bench memory` (heap per held run), `bench retention` (the cleaner against claim latency) — see docs/BENCHMARKS.md", runBench},
 	{"periodic", "check a periodic schedule (--cron or --every) and show its latest and next ticks with their unique keys", runPeriodic},
 }
 
