@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func TestModeSwitchedOnALiveServeThroughTheCLI(t *testing.T) {
 	srv.Env = append(os.Environ(), "LEASEHOLD_HEARTBEAT_MODE=dark")
 	stdout, err := srv.StdoutPipe()
 	require.NoError(t, err)
-	var stderr bytes.Buffer
+	var stderr lockedBuffer // the process writes it while the test reads it
 	srv.Stderr = &stderr
 	require.NoError(t, srv.Start())
 	exited := make(chan error, 1)
@@ -196,4 +197,23 @@ func grepLines(s string, prefixes ...string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// lockedBuffer is a bytes.Buffer safe to write from exec's copying
+// goroutine while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
