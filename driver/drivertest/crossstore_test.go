@@ -23,11 +23,20 @@ import (
 // Postgres fails it (internal/testdb), never skips it.
 func TestHostileOutcomesAgreeAcrossStores(t *testing.T) {
 	t.Parallel()
-	var reps []*drivertest.HostileReport
-	for _, f := range []drivertest.Factory{sqliteHarness, postgresHarness} {
-		rep := drivertest.Hostile(t, f)
-		t.Log(rep.Line())
-		reps = append(reps, rep)
+	// The two stores are driven side by side (the longest test of the
+	// suite under -race), and compared once both are done.
+	reps := make([]*drivertest.HostileReport, 2)
+	t.Run("stores", func(t *testing.T) {
+		for i, f := range []drivertest.Factory{sqliteHarness, postgresHarness} {
+			t.Run([]string{"sqlite", "postgres"}[i], func(t *testing.T) {
+				t.Parallel()
+				reps[i] = drivertest.Hostile(t, f)
+				t.Log(reps[i].Line())
+			})
+		}
+	})
+	if t.Failed() {
+		return
 	}
 	diff := drivertest.Disagreements(reps[0], reps[1])
 	t.Logf("hostile: %d calls on each store, disagreements=%d", reps[0].Calls, len(diff))
