@@ -88,11 +88,14 @@ func (p *pair) walsenderPID(ctx context.Context) int {
 }
 
 // pauseReplication stops (SIGSTOP) the primary's walsender: from here the
-// primary writes WAL the standby never receives. The kill ends it; it is
-// never continued.
+// primary writes WAL the standby never receives. It is never continued.
 func (p *pair) pauseReplication(ctx context.Context) {
 	pid := p.walsenderPID(ctx)
 	require.NoError(p.t, syscall.Kill(pid, syscall.SIGSTOP))
+	// A stopped process outlives the kill of its server's group (seen:
+	// stopped walsenders left behind, parent 1, data dir deleted): it is
+	// killed by name too, when the test ends.
+	p.t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 }
 
 // failover kills the primary (SIGKILL to every server process) and
