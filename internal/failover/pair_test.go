@@ -3,6 +3,8 @@ package failover
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -95,7 +97,13 @@ func (p *pair) pauseReplication(ctx context.Context) {
 	// A stopped process outlives the kill of its server's group (seen:
 	// stopped walsenders left behind, parent 1, data dir deleted): it is
 	// killed by name too, when the test ends.
-	p.t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// (Only while the pid is still a walsender: a pid freed by the kill
+	// may have been reused.)
+	p.t.Cleanup(func() {
+		if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmd), "walsender") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 }
 
 // failover kills the primary (SIGKILL to every server process) and
