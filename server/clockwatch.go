@@ -52,7 +52,15 @@ func (c *storeClock) observe(sent, recv time.Time, r *driver.Run) {
 	if r == nil || r.ExpiresAt.IsZero() {
 		return
 	}
-	store := r.ExpiresAt.Add(-c.s.cfg.Timing.Lease)
+	c.observeStore(sent, recv, r.ExpiresAt.Add(-c.s.cfg.Timing.Lease))
+}
+
+// observeStore takes one round trip that read the store's clock (store):
+// a claim, a synchronous renewal, or the remote keeper's drain.
+func (c *storeClock) observeStore(sent, recv, store time.Time) {
+	if store.IsZero() {
+		return
+	}
 	v := c.watch.Observe(clockwatch.Probe{Sent: sent.Sub(c.base), Recv: recv.Sub(c.base), Store: store})
 	log := c.s.cfg.Logger
 	if v.Cleared {

@@ -68,6 +68,11 @@ func TestTheServerShrinksTheRunwayItVouchesForWhenTheStoreClockSteps(t *testing.
 			require.Greater(t, renewed.RunwayMS, int64(74000))
 
 			sc.off.Store(int64(30 * time.Second))
+			// Remote renewals are write-behind (no store call): the next
+			// round trip that reads the store's clock — here another
+			// claim; in time the keeper's drain — is what sees the step.
+			b.enqueue(t, "q", `{}`)
+			b.claimOne(t, "q", "runner-2")
 			b.post(t, runPath(r.ID, "/renew"), map[string]any{"fence": r.Fence, "owner": "runner-1"}).ok(t, &renewed)
 			// 15s beyond S come off, and the probes' round trips at most.
 			require.Less(t, renewed.RunwayMS, int64(60000))

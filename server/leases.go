@@ -44,7 +44,11 @@ type leaseBook struct {
 	// cut, when set, is the store-clock watch's cut in force at a reading
 	// of clk (clockwatch.go): what the runway vouched for is shortened by,
 	// as if S were that much wider.
-	cut       func(now time.Time) time.Duration
+	cut func(now time.Time) time.Duration
+	// probe, when set, takes each drain's round trip and the store time it
+	// renewed against (clockwatch.go): remote renewals are write-behind, so
+	// the drain is what learns the store's clock between claims.
+	probe     func(sent, recv, store time.Time)
 	log       *slog.Logger
 	startOnce sync.Once
 	stopLoop  context.CancelFunc // set by start
@@ -117,9 +121,13 @@ func (b *leaseBook) flush(ctx context.Context, d driver.Driver, refs []keeper.Re
 	// than one statement may carry.
 	for from := 0; from < len(p.Runs); from += driver.MaxRunRenewBatch {
 		to := min(from+driver.MaxRunRenewBatch, len(p.Runs))
+		sentAt := b.clk.Now()
 		res, err := d.RunRenewMany(ctx, &driver.RunRenewManyParams{Lease: p.Lease, Runs: p.Runs[from:to], Owners: p.Owners[from:to]})
 		if err != nil {
 			return nil, err
+		}
+		if b.probe != nil {
+			b.probe(sentAt, b.clk.Now(), res.StoreNow)
 		}
 		for _, j := range res.Lost {
 			lost = append(lost, sent[from+j])

@@ -86,7 +86,7 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	s.journalWatch = &journalWatch{d: s.d, log: cfg.Logger}
 	s.metrics = newMetrics()
 	s.clock = newStoreClock(s)
-	s.book.cut = s.clock.excess
+	s.book.cut, s.book.probe = s.clock.excess, s.clock.observeStore
 	s.metrics.reg.MustRegister(s.clock.collectors()...)
 	s.authRefusals = newAuthRefusals()
 	s.metrics.reg.MustRegister(s.authRefusals)
