@@ -36,10 +36,11 @@ func TestModeSwitchedOnALiveServeThroughTheCLI(t *testing.T) {
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run())
 
-	// Timing /30: T_lease 3s, T_renew 500ms, T_drain ~167ms, D_stop 1.5s,
-	// S 500ms — a run sleeping 1.2s is renewed twice or more.
+	// Timing /15: T_lease 6s, T_renew 1s, T_drain ~333ms, D_stop 3s, S 1s —
+	// a run sleeping 2.2s is renewed twice or more. (/30 left a D_stop of
+	// 1.5s, which a drain missed under CI load: 12 self-stops.)
 	srv := exec.Command(bin, "serve", "--db", filepath.Join(dir, "lh.db"), "--listen", "127.0.0.1:0",
-		"--echo-queue", "q", "--echo-workers", "2", "--run-timing-scale", "30")
+		"--echo-queue", "q", "--echo-workers", "2", "--run-timing-scale", "15")
 	srv.Env = append(os.Environ(), "LEASEHOLD_HEARTBEAT_MODE=dark")
 	stdout, err := srv.StdoutPipe()
 	require.NoError(t, err)
@@ -98,13 +99,13 @@ func TestModeSwitchedOnALiveServeThroughTheCLI(t *testing.T) {
 		require.Less(t, resp.StatusCode, 300, "%s %s: %s", method, path, b)
 		return b
 	}
-	// work enqueues n runs of 1.2s each and waits for all of them to end.
+	// work enqueues n runs of 2.2s each and waits for all of them to end.
 	var ids []int64
 	work := func(n int) {
 		t.Helper()
 		var items []string
 		for range n {
-			items = append(items, `{"queue":"q","payload":{"sleep_ms":1200},"max_attempts":3}`)
+			items = append(items, `{"queue":"q","payload":{"sleep_ms":2200},"max_attempts":3}`)
 		}
 		var enq struct {
 			Runs []struct {
@@ -114,7 +115,7 @@ func TestModeSwitchedOnALiveServeThroughTheCLI(t *testing.T) {
 		require.NoError(t, json.Unmarshal(call("POST", "/v1/runs", `{"runs":[`+strings.Join(items, ",")+`]}`), &enq))
 		for _, r := range enq.Runs {
 			ids = append(ids, r.Run.ID)
-			deadline := time.Now().Add(60 * time.Second) // a bound: each run takes 1.2s
+			deadline := time.Now().Add(60 * time.Second) // a bound: each run takes 2.2s
 			for {
 				var got struct {
 					Run struct {
