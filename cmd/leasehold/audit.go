@@ -11,57 +11,52 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold"
+	"github.com/spf13/cobra"
 )
 
-// auditFailed makes the process exit 1 after the report was printed.
-type auditFailed struct{}
-
-func (auditFailed) Error() string { return "audit failed" }
-
-func runAudit(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("audit", out)
+func runAudit(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	open := storeFlags(fs)
 	world := fs.String("world", "", "audit this world from the store")
 	file := fs.String("file", "", "audit this JSONL export instead of the store")
 	positions := fs.Bool("positions", false, "print the lease holder of every position, not only the spans")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	var rep leasehold.AuditReport
-	switch {
-	case *file != "" && *world == "":
-		f, err := os.Open(*file)
-		if err != nil {
-			return err
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		var rep leasehold.AuditReport
+		switch {
+		case *file != "" && *world == "":
+			f, err := os.Open(*file)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			rep, err = leasehold.AuditJSONL(f)
+			var le *leasehold.LineError
+			if errors.As(err, &le) {
+				printSpans(out, rep, *positions)
+				fmt.Fprintf(out, "FAIL %s line %d: %v (%d entries verified before it)\n", *file, le.Line, le.Err, rep.Entries)
+				return reportedFailure{}
+			}
+			if err != nil {
+				return err
+			}
+		case *world != "" && *file == "":
+			c, err := open(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if rep, err = c.Audit(ctx, *world); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("give exactly one of --world or --file")
 		}
-		defer f.Close()
-		rep, err = leasehold.AuditJSONL(f)
-		var le *leasehold.LineError
-		if errors.As(err, &le) {
-			printSpans(out, rep, *positions)
-			fmt.Fprintf(out, "FAIL %s line %d: %v (%d entries verified before it)\n", *file, le.Line, le.Err, rep.Entries)
-			return auditFailed{}
+		printReport(out, rep, *positions)
+		if !rep.OK() {
+			return reportedFailure{}
 		}
-		if err != nil {
-			return err
-		}
-	case *world != "" && *file == "":
-		c, err := open(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if rep, err = c.Audit(ctx, *world); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("give exactly one of --world or --file")
-	}
-	printReport(out, rep, *positions)
-	if !rep.OK() {
-		return auditFailed{}
-	}
-	return nil
+		return nil
+	})
 }
 
 func printReport(out io.Writer, rep leasehold.AuditReport, positions bool) {
@@ -99,35 +94,34 @@ func printSpans(out io.Writer, rep leasehold.AuditReport, positions bool) {
 	}
 }
 
-func runExport(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("export", out)
+func runExport(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	open := storeFlags(fs)
 	world := fs.String("world", "", "world to export (required)")
 	file := fs.String("out", "", "write to this file instead of stdout")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *world == "" {
-		return fmt.Errorf("--world is required")
-	}
-	c, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if *file == "" {
-		bw := bufio.NewWriter(out)
-		if _, err := c.Export(ctx, *world, bw); err != nil {
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		if *world == "" {
+			return fmt.Errorf("--world is required")
+		}
+		c, err := open(ctx)
+		if err != nil {
 			return err
 		}
-		return bw.Flush()
-	}
-	n, err := exportFile(ctx, c, *world, *file)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "exported %d entries of %s to %s\n", n, *world, *file)
-	return nil
+		defer c.Close()
+		if *file == "" {
+			bw := bufio.NewWriter(out)
+			if _, err := c.Export(ctx, *world, bw); err != nil {
+				return err
+			}
+			return bw.Flush()
+		}
+		n, err := exportFile(ctx, c, *world, *file)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "exported %d entries of %s to %s\n", n, *world, *file)
+		return nil
+	})
 }
 
 // exportFile writes the export to a temporary file beside path, buffered,
@@ -156,30 +150,29 @@ func exportFile(ctx context.Context, c *leasehold.Client, world, path string) (i
 	return n, err
 }
 
-func runImport(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("import", out)
+func runImport(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	open := storeFlags(fs)
 	file := fs.String("file", "", "JSONL export to import (required)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *file == "" {
-		return fmt.Errorf("--file is required")
-	}
-	f, err := os.Open(*file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	c, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	w, err := c.Import(ctx, f)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "imported world %s: %d entries, epoch %d held by %q\n", w.World, w.Position, w.Epoch, w.Holder)
-	return nil
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		if *file == "" {
+			return fmt.Errorf("--file is required")
+		}
+		f, err := os.Open(*file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		c, err := open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		w, err := c.Import(ctx, f)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "imported world %s: %d entries, epoch %d held by %q\n", w.World, w.Position, w.Epoch, w.Holder)
+		return nil
+	})
 }

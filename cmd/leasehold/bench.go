@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
@@ -19,115 +20,86 @@ import (
 	"github.com/leasehold/leasehold/internal/bench"
 )
 
-func runBench(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) > 0 && args[0] == "runs" {
-		return runBenchRuns(ctx, args[1:], out)
-	}
-	if len(args) > 0 && args[0] == "heartbeats" {
-		return runBenchHeartbeats(ctx, args[1:], out)
-	}
-	if len(args) > 0 && args[0] == "retention" {
-		return runBenchRetention(ctx, args[1:], out)
-	}
-	if len(args) > 0 && args[0] == "api" {
-		return runBenchAPI(ctx, args[1:], out)
-	}
-	if len(args) > 0 && args[0] == "worlds" {
-		return runBenchWorlds(ctx, args[1:], out)
-	}
-	if len(args) > 0 && args[0] == "memory" {
-		return runBenchMemory(ctx, args[1:], out)
-	}
-	if len(args) > 0 && args[0] == "gate" {
-		return runBenchGate(ctx, args[1:], out)
-	}
-	if len(args) > 0 && args[0] == "events" {
-		return runBenchEvents(ctx, args[1:], out)
-	}
-	if len(args) > 0 && args[0] == "journal" {
-		args = args[1:]
-	}
-	fs := newFlagSet("bench journal", out)
+// runBenchJournal is `leasehold bench [journal]`: appends per second
+// beside the raw fsync rate, on SQLite and Postgres.
+func runBenchJournal(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	dir := fs.String("dir", ".", "directory for the SQLite file and the raw fsync probe (the disk measured)")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema is created and dropped`)
 	dur := fs.Duration("duration", 3*time.Second, "time per configuration")
 	appenders := fs.String("appenders", "1,16", "comma-separated concurrent appender counts")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unknown benchmark %q (have: journal, runs, events, gate, memory, heartbeats, worlds, retention, api)", fs.Arg(0))
-	}
-	var ns []int
-	for _, s := range strings.Split(*appenders, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 1024 {
-			return fmt.Errorf("--appenders: %q is not a count in 1..1024", s)
+	cmd.RunE = a.action(func(ctx context.Context, _ []string, out io.Writer) error {
+		var ns []int
+		for _, s := range strings.Split(*appenders, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 1 || n > 1024 {
+				return usagef("--appenders: %q is not a count in 1..1024", s)
+			}
+			ns = append(ns, n)
 		}
-		ns = append(ns, n)
-	}
-	sort.Ints(ns)
-	absDir, _ := filepath.Abs(*dir)
-	fmt.Fprintf(out, "leasehold bench journal — %s, duration %s per configuration\n", time.Now().UTC().Format(time.RFC3339), *dur)
+		sort.Ints(ns)
+		absDir, _ := filepath.Abs(*dir)
+		fmt.Fprintf(out, "leasehold bench journal — %s, duration %s per configuration\n", time.Now().UTC().Format(time.RFC3339), *dur)
 
-	fmt.Fprintf(out, "\n[1/3] raw write(4 KiB)+fdatasync in %s ...\n", absDir)
-	fsync, n, err := bench.RawFsync(*dir, *dur)
-	if err != nil {
-		return fmt.Errorf("fsync probe: %w", err)
-	}
-	fmt.Fprintf(out, "      %d fdatasyncs: %s each, %.0f/s\n", n, fsync, 1/fsync.Seconds())
+		fmt.Fprintf(out, "\n[1/3] raw write(4 KiB)+fdatasync in %s ...\n", absDir)
+		fsync, n, err := bench.RawFsync(*dir, *dur)
+		if err != nil {
+			return fmt.Errorf("fsync probe: %w", err)
+		}
+		fmt.Fprintf(out, "      %d fdatasyncs: %s each, %.0f/s\n", n, fsync, 1/fsync.Seconds())
 
-	fmt.Fprintf(out, "\n[2/3] SQLite (embedded, in-process: no network round trip)\n")
-	sdir, err := os.MkdirTemp(*dir, "leasehold-bench-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(sdir)
-	sfloor, err := bench.SQLiteMinimalCommit(ctx, sdir, time.Second)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "      the store's own floor, a one-row INSERT commit (no Leasehold code): %s\n", sfloor.Round(time.Microsecond))
-	sd, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(sdir, "bench.db")})
-	if err != nil {
-		return err
-	}
-	defer sd.Close()
-	if err := benchDriver(ctx, out, sd, ns, *dur, fsync, 0, sfloor); err != nil {
-		return err
-	}
+		fmt.Fprintf(out, "\n[2/3] SQLite (embedded, in-process: no network round trip)\n")
+		sdir, err := os.MkdirTemp(*dir, "leasehold-bench-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(sdir)
+		sfloor, err := bench.SQLiteMinimalCommit(ctx, sdir, time.Second)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "      the store's own floor, a one-row INSERT commit (no Leasehold code): %s\n", sfloor.Round(time.Microsecond))
+		sd, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(sdir, "bench.db")})
+		if err != nil {
+			return err
+		}
+		defer sd.Close()
+		if err := benchDriver(ctx, out, sd, ns, *dur, fsync, 0, sfloor); err != nil {
+			return err
+		}
 
-	if *pgURL == "none" {
-		fmt.Fprintf(out, "\n[3/3] Postgres skipped (--postgres none)\n")
-		return nil
-	}
-	fmt.Fprintf(out, "\n[3/3] Postgres\n")
-	schema := fmt.Sprintf("lh_bench_%d", time.Now().UnixNano())
-	admin, err := pgx.Connect(ctx, *pgURL)
-	if err != nil {
-		return fmt.Errorf("postgres: %w (use --postgres none to skip)", err)
-	}
-	defer admin.Close(context.Background())
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return err
-	}
-	defer admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-	rt, err := bench.PostgresRoundTrip(ctx, *pgURL, time.Second)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "      round trip (SELECT 1): %s\n", rt.Round(time.Microsecond))
-	pfloor, err := bench.PostgresMinimalCommit(ctx, *pgURL, schema, time.Second)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "      the store's own floor, a one-row autocommit INSERT (no Leasehold code): %s\n", pfloor.Round(time.Microsecond))
-	pd, err := postgres.Open(ctx, postgres.Config{URL: *pgURL, Schema: schema})
-	if err != nil {
-		return err
-	}
-	defer pd.Close()
-	return benchDriver(ctx, out, pd, ns, *dur, fsync, rt, pfloor)
+		if *pgURL == "none" {
+			fmt.Fprintf(out, "\n[3/3] Postgres skipped (--postgres none)\n")
+			return nil
+		}
+		fmt.Fprintf(out, "\n[3/3] Postgres\n")
+		schema := fmt.Sprintf("lh_bench_%d", time.Now().UnixNano())
+		admin, err := pgx.Connect(ctx, *pgURL)
+		if err != nil {
+			return fmt.Errorf("postgres: %w (use --postgres none to skip)", err)
+		}
+		defer admin.Close(context.Background())
+		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+			return err
+		}
+		defer admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		rt, err := bench.PostgresRoundTrip(ctx, *pgURL, time.Second)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "      round trip (SELECT 1): %s\n", rt.Round(time.Microsecond))
+		pfloor, err := bench.PostgresMinimalCommit(ctx, *pgURL, schema, time.Second)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "      the store's own floor, a one-row autocommit INSERT (no Leasehold code): %s\n", pfloor.Round(time.Microsecond))
+		pd, err := postgres.Open(ctx, postgres.Config{URL: *pgURL, Schema: schema})
+		if err != nil {
+			return err
+		}
+		defer pd.Close()
+		return benchDriver(ctx, out, pd, ns, *dur, fsync, rt, pfloor)
+	})
 }
 
 func defaultBenchPostgres() string {

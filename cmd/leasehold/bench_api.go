@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/internal/bench"
+	"github.com/spf13/cobra"
 )
 
 // runBenchAPI is `leasehold bench api`: runs enqueued, claimed in batches
@@ -15,8 +16,8 @@ import (
 // API over loopback — a server.Server on a real TCP listener, the remote
 // package's client — on each store; runs/s end to end and p50/p99 per
 // endpoint. Bounded by --runs.
-func runBenchAPI(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("bench api", out)
+func runBenchAPI(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	dir := fs.String("dir", ".", "directory for the SQLite file")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema`)
 	sqliteToo := fs.Bool("sqlite", true, "measure SQLite too")
@@ -25,50 +26,49 @@ func runBenchAPI(ctx context.Context, args []string, out io.Writer) error {
 	claimBatch := fs.Int("claim-batch", 500, "runs per claim call (at most 1000)")
 	enqBatch := fs.Int("enqueue-batch", 1000, "runs per enqueue call")
 	renewals := fs.Int("renewals", 0, "renew calls per held run between claim and complete (heartbeats through the API)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *n < 1 || *workers < 1 || *claimBatch < 1 || *claimBatch > 1000 || *enqBatch < 1 {
-		return fmt.Errorf("bench api: --runs, --workers, --enqueue-batch must be positive and --claim-batch in 1..1000")
-	}
-	cfg := bench.APIConfig{Runs: *n, Workers: *workers, ClaimBatch: *claimBatch, EnqueueBatch: *enqBatch, Renewals: *renewals}
-	fmt.Fprintf(out, "leasehold bench api — %s; %d runs, %d remote workers over loopback HTTP, claim batch %d, complete-many, enqueue batch %d\n",
-		time.Now().UTC().Format(time.RFC3339), cfg.Runs, cfg.Workers, cfg.ClaimBatch, cfg.EnqueueBatch)
-	type store struct {
-		name string
-		open func(ctx context.Context) (leasehold.Driver, func(), error)
-	}
-	var stores []store
-	if *sqliteToo {
-		stores = append(stores, store{"sqlite", func(ctx context.Context) (leasehold.Driver, func(), error) { return openBenchSQLite(ctx, *dir) }})
-	}
-	if *pgURL != "none" {
-		stores = append(stores, store{"postgres", func(ctx context.Context) (leasehold.Driver, func(), error) { return openBenchPostgres(ctx, *pgURL) }})
-	}
-	for _, st := range stores {
-		d, closeFn, err := st.open(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		if *n < 1 || *workers < 1 || *claimBatch < 1 || *claimBatch > 1000 || *enqBatch < 1 {
+			return fmt.Errorf("bench api: --runs, --workers, --enqueue-batch must be positive and --claim-batch in 1..1000")
 		}
-		r, err := bench.API(ctx, d, cfg)
-		closeFn()
-		if err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
+		cfg := bench.APIConfig{Runs: *n, Workers: *workers, ClaimBatch: *claimBatch, EnqueueBatch: *enqBatch, Renewals: *renewals}
+		fmt.Fprintf(out, "leasehold bench api — %s; %d runs, %d remote workers over loopback HTTP, claim batch %d, complete-many, enqueue batch %d\n",
+			time.Now().UTC().Format(time.RFC3339), cfg.Runs, cfg.Workers, cfg.ClaimBatch, cfg.EnqueueBatch)
+		type store struct {
+			name string
+			open func(ctx context.Context) (leasehold.Driver, func(), error)
 		}
-		fmt.Fprintf(out, "\n[%s]\n  enqueue: %s, %.0f runs/s\n  claim + complete-many (end to end through the API): %s, %.0f runs/s (%d claim calls, %d complete-many calls)\n",
-			st.name, r.Enqueue.Round(time.Millisecond), r.EnqueuePerSecond(), r.Work.Round(time.Millisecond), r.WorkPerSecond(), r.Claims, r.Complete)
-		if r.Renews > 0 {
-			fmt.Fprintf(out, "  heartbeats: %d renew calls (%.0f/s), %d renewal statements (%.1f/s) — the server's keeper drains once per T_drain for all workers\n",
-				r.Renews, float64(r.Renews)/r.Work.Seconds(), r.HeartbeatStatements, float64(r.HeartbeatStatements)/r.Work.Seconds())
+		var stores []store
+		if *sqliteToo {
+			stores = append(stores, store{"sqlite", func(ctx context.Context) (leasehold.Driver, func(), error) { return openBenchSQLite(ctx, *dir) }})
 		}
-		fmt.Fprintf(out, "  %-26s %8s %10s %10s\n", "endpoint", "calls", "p50", "p99")
-		for _, ep := range []string{"POST /v1/runs", "POST /v1/runs/claim", "POST /v1/runs/{id}/renew", "POST /v1/runs/complete"} {
-			if len(r.Latency[ep]) == 0 {
-				continue
+		if *pgURL != "none" {
+			stores = append(stores, store{"postgres", func(ctx context.Context) (leasehold.Driver, func(), error) { return openBenchPostgres(ctx, *pgURL) }})
+		}
+		for _, st := range stores {
+			d, closeFn, err := st.open(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", st.name, err)
 			}
-			fmt.Fprintf(out, "  %-26s %8d %10s %10s\n", ep, len(r.Latency[ep]),
-				r.Quantile(ep, 0.5).Round(time.Microsecond), r.Quantile(ep, 0.99).Round(time.Microsecond))
+			r, err := bench.API(ctx, d, cfg)
+			closeFn()
+			if err != nil {
+				return fmt.Errorf("%s: %w", st.name, err)
+			}
+			fmt.Fprintf(out, "\n[%s]\n  enqueue: %s, %.0f runs/s\n  claim + complete-many (end to end through the API): %s, %.0f runs/s (%d claim calls, %d complete-many calls)\n",
+				st.name, r.Enqueue.Round(time.Millisecond), r.EnqueuePerSecond(), r.Work.Round(time.Millisecond), r.WorkPerSecond(), r.Claims, r.Complete)
+			if r.Renews > 0 {
+				fmt.Fprintf(out, "  heartbeats: %d renew calls (%.0f/s), %d renewal statements (%.1f/s) — the server's keeper drains once per T_drain for all workers\n",
+					r.Renews, float64(r.Renews)/r.Work.Seconds(), r.HeartbeatStatements, float64(r.HeartbeatStatements)/r.Work.Seconds())
+			}
+			fmt.Fprintf(out, "  %-26s %8s %10s %10s\n", "endpoint", "calls", "p50", "p99")
+			for _, ep := range []string{"POST /v1/runs", "POST /v1/runs/claim", "POST /v1/runs/{id}/renew", "POST /v1/runs/complete"} {
+				if len(r.Latency[ep]) == 0 {
+					continue
+				}
+				fmt.Fprintf(out, "  %-26s %8d %10s %10s\n", ep, len(r.Latency[ep]),
+					r.Quantile(ep, 0.5).Round(time.Microsecond), r.Quantile(ep, 0.99).Round(time.Microsecond))
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

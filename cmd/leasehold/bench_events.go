@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold/internal/bench"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/spf13/cobra"
 )
 
 // runBenchEvents is `leasehold bench events`: run events in batches (what
@@ -15,56 +16,55 @@ import (
 // transaction) beside one INSERT per event, alternating in each round on
 // the same store, so every round's ratio is measured under the same load;
 // it prints each round, the median and the worst.
-func runBenchEvents(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("bench events", out)
+func runBenchEvents(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	dir := fs.String("dir", ".", "directory for the SQLite files")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema`)
 	batch := fs.Int("batch", 1000, "events per group-committed batch")
 	dur := fs.Duration("duration", time.Second, "time per measurement (each round measures both)")
 	rounds := fs.Int("rounds", 5, "rounds per store")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *rounds < 1 || *rounds > 100 || *batch < 1 || *batch > 10000 {
-		return fmt.Errorf("--rounds must be in 1..100 and --batch in 1..10000")
-	}
-	fmt.Fprintf(out, "leasehold bench events — %s; %d rounds of %s each way, batches of %d\n",
-		time.Now().UTC().Format(time.RFC3339), *rounds, *dur, *batch)
-	type opener func(ctx context.Context) (scheduler.Store, func(), error)
-	stores := []struct {
-		name string
-		open opener
-	}{{"sqlite", func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchSQLite(ctx, *dir) }}}
-	if *pgURL != "none" {
-		stores = append(stores, struct {
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		if *rounds < 1 || *rounds > 100 || *batch < 1 || *batch > 10000 {
+			return fmt.Errorf("--rounds must be in 1..100 and --batch in 1..10000")
+		}
+		fmt.Fprintf(out, "leasehold bench events — %s; %d rounds of %s each way, batches of %d\n",
+			time.Now().UTC().Format(time.RFC3339), *rounds, *dur, *batch)
+		type opener func(ctx context.Context) (scheduler.Store, func(), error)
+		stores := []struct {
 			name string
 			open opener
-		}{"postgres", func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchPostgres(ctx, *pgURL) }})
-	}
-	for _, st := range stores {
-		store, closeFn, err := st.open(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
+		}{{"sqlite", func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchSQLite(ctx, *dir) }}}
+		if *pgURL != "none" {
+			stores = append(stores, struct {
+				name string
+				open opener
+			}{"postgres", func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchPostgres(ctx, *pgURL) }})
 		}
-		fmt.Fprintf(out, "\n[%s]\n  round   batched rows/s   single rows/s    ratio   process CPU/row batched  single\n", st.name)
-		var ratios []float64
-		for i := range *rounds {
-			ev, err := bench.Events(ctx, store, *batch, *dur)
+		for _, st := range stores {
+			store, closeFn, err := st.open(ctx)
 			if err != nil {
-				closeFn()
-				return fmt.Errorf("%s events: %w", st.name, err)
+				return fmt.Errorf("%s: %w", st.name, err)
 			}
-			r := ev.Batched / ev.Single
-			ratios = append(ratios, r)
-			fmt.Fprintf(out, "  %5d %16.0f %15.0f %7.1fx %23s %7s\n", i+1, ev.Batched, ev.Single, r, ev.BatchedCPU, ev.SingleCPU)
+			fmt.Fprintf(out, "\n[%s]\n  round   batched rows/s   single rows/s    ratio   process CPU/row batched  single\n", st.name)
+			var ratios []float64
+			for i := range *rounds {
+				ev, err := bench.Events(ctx, store, *batch, *dur)
+				if err != nil {
+					closeFn()
+					return fmt.Errorf("%s events: %w", st.name, err)
+				}
+				r := ev.Batched / ev.Single
+				ratios = append(ratios, r)
+				fmt.Fprintf(out, "  %5d %16.0f %15.0f %7.1fx %23s %7s\n", i+1, ev.Batched, ev.Single, r, ev.BatchedCPU, ev.SingleCPU)
+			}
+			closeFn()
+			median, _ := bench.MedianWorst(ratios)
+			worst := ratios[0]
+			for _, r := range ratios {
+				worst = min(worst, r)
+			}
+			fmt.Fprintf(out, "  group-committed vs one INSERT per event: median %.1fx, worst %.1fx (target >= 30x)\n", median, worst)
 		}
-		closeFn()
-		median, _ := bench.MedianWorst(ratios)
-		worst := ratios[0]
-		for _, r := range ratios {
-			worst = min(worst, r)
-		}
-		fmt.Fprintf(out, "  group-committed vs one INSERT per event: median %.1fx, worst %.1fx (target >= 30x)\n", median, worst)
-	}
-	return nil
+		return nil
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
 
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
@@ -20,8 +21,8 @@ import (
 // fences included, in two shapes (drain: a pre-filled queue worked empty;
 // mixed: enqueue and work at once), and event rows/s group-committed beside
 // one INSERT per event, on SQLite and Postgres, each on a fresh store.
-func runBenchRuns(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("bench runs", out)
+func runBenchRuns(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	dir := fs.String("dir", ".", "directory for the SQLite files")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema per shape`)
 	drain := fs.Int("drain", 300000, "runs pre-filled for the drain shape")
@@ -31,64 +32,63 @@ func runBenchRuns(ctx context.Context, args []string, out io.Writer) error {
 	evBatch := fs.Int("events-batch", 1000, "events per group-committed statement")
 	evDur := fs.Duration("events-duration", 2*time.Second, "time per events measurement")
 	limits := benchLimitFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg := bench.RunsConfig{Workers: *workers, Concurrency: *conc}
-	fmt.Fprintf(out, "leasehold bench runs — %s; %d worker(s) x %d handlers, no-op handler, sync heartbeats, batch completion\n",
-		time.Now().UTC().Format(time.RFC3339), cfg.Workers, cfg.Concurrency)
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		cfg := bench.RunsConfig{Workers: *workers, Concurrency: *conc}
+		fmt.Fprintf(out, "leasehold bench runs — %s; %d worker(s) x %d handlers, no-op handler, sync heartbeats, batch completion\n",
+			time.Now().UTC().Format(time.RFC3339), cfg.Workers, cfg.Concurrency)
 
-	type opener func(ctx context.Context) (scheduler.Store, func(), error)
-	sqliteOpen := func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchSQLite(ctx, *dir) }
-	pgOpen := func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchPostgres(ctx, *pgURL) }
-	stores := []struct {
-		name string
-		open opener
-	}{{"sqlite", sqliteOpen}}
-	if *pgURL != "none" {
-		stores = append(stores, struct {
+		type opener func(ctx context.Context) (scheduler.Store, func(), error)
+		sqliteOpen := func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchSQLite(ctx, *dir) }
+		pgOpen := func(ctx context.Context) (scheduler.Store, func(), error) { return openBenchPostgres(ctx, *pgURL) }
+		stores := []struct {
 			name string
 			open opener
-		}{"postgres", pgOpen})
-	}
-	for _, st := range stores {
-		fmt.Fprintf(out, "\n[%s]\n", st.name)
-		for _, shape := range []struct {
-			name string
-			n    int
-			fn   func(context.Context, scheduler.Store, bench.RunsConfig) (bench.RunsResult, error)
-		}{{"drain", *drain, bench.Drain}, {"mixed", *mixed, bench.Mixed}} {
+		}{{"sqlite", sqliteOpen}}
+		if *pgURL != "none" {
+			stores = append(stores, struct {
+				name string
+				open opener
+			}{"postgres", pgOpen})
+		}
+		for _, st := range stores {
+			fmt.Fprintf(out, "\n[%s]\n", st.name)
+			for _, shape := range []struct {
+				name string
+				n    int
+				fn   func(context.Context, scheduler.Store, bench.RunsConfig) (bench.RunsResult, error)
+			}{{"drain", *drain, bench.Drain}, {"mixed", *mixed, bench.Mixed}} {
+				store, closeFn, err := st.open(ctx)
+				if err != nil {
+					return fmt.Errorf("%s: %w", st.name, err)
+				}
+				c := cfg
+				c.Runs = shape.n
+				if err := limits.apply(ctx, store, shape.name, out); err != nil {
+					closeFn()
+					return fmt.Errorf("%s %s: %w", st.name, shape.name, err)
+				}
+				fmt.Fprintf(out, "  %-6s %7d runs ... ", shape.name, shape.n)
+				r, err := shape.fn(ctx, store, c)
+				closeFn()
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", st.name, shape.name, err)
+				}
+				fmt.Fprintf(out, "%s: %.0f runs/s\n", r.Elapsed.Round(time.Millisecond), r.PerSecond())
+			}
 			store, closeFn, err := st.open(ctx)
 			if err != nil {
-				return fmt.Errorf("%s: %w", st.name, err)
+				return err
 			}
-			c := cfg
-			c.Runs = shape.n
-			if err := limits.apply(ctx, store, shape.name, out); err != nil {
-				closeFn()
-				return fmt.Errorf("%s %s: %w", st.name, shape.name, err)
-			}
-			fmt.Fprintf(out, "  %-6s %7d runs ... ", shape.name, shape.n)
-			r, err := shape.fn(ctx, store, c)
+			ev, err := bench.Events(ctx, store, *evBatch, *evDur)
 			closeFn()
 			if err != nil {
-				return fmt.Errorf("%s %s: %w", st.name, shape.name, err)
+				return fmt.Errorf("%s events: %w", st.name, err)
 			}
-			fmt.Fprintf(out, "%s: %.0f runs/s\n", r.Elapsed.Round(time.Millisecond), r.PerSecond())
+			fmt.Fprintf(out, "  events: %.0f rows/s in batches of %d, %.0f rows/s one INSERT per event: %.1fx (target >= 30x)\n",
+				ev.Batched, ev.BatchSize, ev.Single, ev.Batched/ev.Single)
 		}
-		store, closeFn, err := st.open(ctx)
-		if err != nil {
-			return err
-		}
-		ev, err := bench.Events(ctx, store, *evBatch, *evDur)
-		closeFn()
-		if err != nil {
-			return fmt.Errorf("%s events: %w", st.name, err)
-		}
-		fmt.Fprintf(out, "  events: %.0f rows/s in batches of %d, %.0f rows/s one INSERT per event: %.1fx (target >= 30x)\n",
-			ev.Batched, ev.BatchSize, ev.Single, ev.Batched/ev.Single)
-	}
-	return nil
+		return nil
+	})
 }
 
 // openBenchSQLite opens a fresh, migrated SQLite store in a temporary

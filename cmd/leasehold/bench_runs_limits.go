@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/scheduler"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/bench"
+	"github.com/spf13/cobra"
 )
 
 // runBenchWorlds is `leasehold bench worlds`: one hot world (the bank
@@ -18,8 +19,8 @@ import (
 // commands/s and acknowledgement latency per phase, the longest gap in
 // acknowledgements around each handoff, and the journal checked against
 // every acknowledgement.
-func runBenchWorlds(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("bench worlds", out)
+func runBenchWorlds(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	dir := fs.String("dir", ".", "directory for the SQLite files")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema`)
 	subs := fs.Int("submitters", 8, "concurrent submitters")
@@ -27,61 +28,60 @@ func runBenchWorlds(ctx context.Context, args []string, out io.Writer) error {
 	maxBatch := fs.Int("max-batch", 0, "commands per turn batch (one group commit); 0: the host's default")
 	phase := fs.Duration("phase", 5*time.Second, "duration of each phase (home, spill, home again)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
+		cfg := bench.WorldsConfig{Submitters: *subs, InFlight: *inflight, Phase: *phase, MaxBatch: *maxBatch}
+		fmt.Fprintf(out, "leasehold bench worlds — %s; one world, bank program, %d submitters x %d in flight, %s per phase\n",
+			time.Now().UTC().Format(time.RFC3339), cfg.Submitters, cfg.InFlight, cfg.Phase)
+		type opened struct {
+			d     driver.Driver
+			close func()
 		}
-		defer pprof.StopCPUProfile()
-	}
-	cfg := bench.WorldsConfig{Submitters: *subs, InFlight: *inflight, Phase: *phase, MaxBatch: *maxBatch}
-	fmt.Fprintf(out, "leasehold bench worlds — %s; one world, bank program, %d submitters x %d in flight, %s per phase\n",
-		time.Now().UTC().Format(time.RFC3339), cfg.Submitters, cfg.InFlight, cfg.Phase)
-	type opened struct {
-		d     driver.Driver
-		close func()
-	}
-	stores := []struct {
-		name string
-		open func() (opened, error)
-	}{{"sqlite", func() (opened, error) { d, c, err := openBenchSQLite(ctx, *dir); return opened{d, c}, err }}}
-	if *pgURL != "none" {
-		stores = append(stores, struct {
+		stores := []struct {
 			name string
 			open func() (opened, error)
-		}{"postgres", func() (opened, error) { d, c, err := openBenchPostgres(ctx, *pgURL); return opened{d, c}, err }})
-	}
-	for _, st := range stores {
-		o, err := st.open()
-		if err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
+		}{{"sqlite", func() (opened, error) { d, c, err := openBenchSQLite(ctx, *dir); return opened{d, c}, err }}}
+		if *pgURL != "none" {
+			stores = append(stores, struct {
+				name string
+				open func() (opened, error)
+			}{"postgres", func() (opened, error) { d, c, err := openBenchPostgres(ctx, *pgURL); return opened{d, c}, err }})
 		}
-		fmt.Fprintf(out, "\n[%s]\n", st.name)
-		r, err := bench.Worlds(ctx, o.d, cfg)
-		o.close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
+		for _, st := range stores {
+			o, err := st.open()
+			if err != nil {
+				return fmt.Errorf("%s: %w", st.name, err)
+			}
+			fmt.Fprintf(out, "\n[%s]\n", st.name)
+			r, err := bench.Worlds(ctx, o.d, cfg)
+			o.close()
+			if err != nil {
+				return fmt.Errorf("%s: %w", st.name, err)
+			}
+			for _, p := range r.Phases {
+				fmt.Fprintf(out, "  %-10s %8d acked in %6s: %8.0f commands/s  p50 %s  p99 %s\n",
+					p.Name, p.Acked, p.Elapsed.Round(time.Millisecond), p.PerSecond(), p.P50.Round(10*time.Microsecond), p.P99.Round(10*time.Microsecond))
+			}
+			for i := range r.Handoffs {
+				fmt.Fprintf(out, "  handoff %d: call %s, longest acknowledgement gap around it %s (target <= 50ms on Postgres)\n",
+					i+1, r.Handoffs[i].Round(10*time.Microsecond), r.Gaps[i].Round(10*time.Microsecond))
+			}
+			fmt.Fprintf(out, "  checked against the journal: %d acked, %d lost, %d duplicated, ledger balanced: %v\n",
+				r.Acked, r.Lost, r.Duplicated, r.Balanced)
+			if r.Lost > 0 || r.Duplicated > 0 || !r.Balanced {
+				return fmt.Errorf("%s: the journal does not match the acknowledgements", st.name)
+			}
 		}
-		for _, p := range r.Phases {
-			fmt.Fprintf(out, "  %-10s %8d acked in %6s: %8.0f commands/s  p50 %s  p99 %s\n",
-				p.Name, p.Acked, p.Elapsed.Round(time.Millisecond), p.PerSecond(), p.P50.Round(10*time.Microsecond), p.P99.Round(10*time.Microsecond))
-		}
-		for i := range r.Handoffs {
-			fmt.Fprintf(out, "  handoff %d: call %s, longest acknowledgement gap around it %s (target <= 50ms on Postgres)\n",
-				i+1, r.Handoffs[i].Round(10*time.Microsecond), r.Gaps[i].Round(10*time.Microsecond))
-		}
-		fmt.Fprintf(out, "  checked against the journal: %d acked, %d lost, %d duplicated, ledger balanced: %v\n",
-			r.Acked, r.Lost, r.Duplicated, r.Balanced)
-		if r.Lost > 0 || r.Duplicated > 0 || !r.Balanced {
-			return fmt.Errorf("%s: the journal does not match the acknowledgements", st.name)
-		}
-	}
-	return nil
+		return nil
+	})
 }

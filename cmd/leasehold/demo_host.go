@@ -151,7 +151,7 @@ func demoHost(ctx context.Context, out io.Writer, c *leasehold.Client, id string
 	}
 	printReport(out, rep, false)
 	if !rep.OK() || int64(len(turns)) != acked.Load() || twice > 0 {
-		return auditFailed{}
+		return reportedFailure{}
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/leasehold/leasehold/host/programs"
 	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/lease"
+	"github.com/spf13/cobra"
 )
 
 // programsByName are the programs `leasehold host --program` can run.
@@ -30,8 +31,8 @@ var programsByName = map[string]host.Program{"bank": programs.Bank{}, "kv": prog
 // address it listens on as its first line. With --sweep it also runs the
 // expiry sweep, as a home replica does; with --home-pool it is a replica
 // of that home pool (host.Config.HomePool). SIGTERM or SIGINT stops it.
-func runHost(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("host", out)
+func runHost(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	db := fs.String("db", defaultStore(), "postgres:// URL or SQLite file path")
 	node := fs.String("node", "", "this host's node name (required): the holder name its leases are granted to")
 	prog := fs.String("program", "bank", "the program the worlds run: bank or kv")
@@ -48,89 +49,88 @@ func runHost(ctx context.Context, args []string, out io.Writer) error {
 	dstop := fs.Duration("dstop", wd.Stop, "D_stop")
 	skew := fs.Duration("skew", wd.Skew, "S")
 	poll := fs.Duration("poll", wd.Poll, "P (the sweep's period)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	p, ok := programsByName[*prog]
-	if !ok {
-		return fmt.Errorf("--program %q: unknown program (have: bank, kv): %w", *prog, lease.ErrInvalid)
-	}
-	t := lease.Timing{Lease: *term, Renew: *renew, Drain: *drain, Stop: *dstop, Skew: *skew, Poll: *poll, Margin: *drain}
-	if err := t.Validate(); err != nil {
-		return err
-	}
-	var effector host.Effector
-	if *effectsURL != "" {
-		u, err := url.Parse(*effectsURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--effects-url %q: an http:// or https:// URL is required: %w", *effectsURL, lease.ErrInvalid)
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		p, ok := programsByName[*prog]
+		if !ok {
+			return fmt.Errorf("--program %q: unknown program (have: bank, kv): %w", *prog, lease.ErrInvalid)
 		}
-		effector = &host.WebhookEffector{URL: *effectsURL, Client: &http.Client{Timeout: t.Lease}}
-	}
-	var key ed25519.PrivateKey // read before the store is opened: a refused key file changes nothing
-	if *keyFile != "" {
-		var err error
-		if key, err = host.LoadOrCreateKey(*keyFile); err != nil {
+		t := lease.Timing{Lease: *term, Renew: *renew, Drain: *drain, Stop: *dstop, Skew: *skew, Poll: *poll, Margin: *drain}
+		if err := t.Validate(); err != nil {
 			return err
 		}
-	}
-	d, err := openDriver(ctx, *db)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if _, err := d.Migrate(ctx); err != nil {
-		return err
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool, Key: key, Effector: effector})
-	if err != nil {
-		return err
-	}
-	stopCtx := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.Background(), 10*time.Second)
-	}
-	defer func() {
-		c, cancel := stopCtx()
-		defer cancel()
-		_ = h.Stop(c)
-	}()
-	if *sweep {
-		sw := world.NewSweeper(d, clock.Real(), t, log)
-		if err := sw.Start(ctx); err != nil {
+		var effector host.Effector
+		if *effectsURL != "" {
+			u, err := url.Parse(*effectsURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("--effects-url %q: an http:// or https:// URL is required: %w", *effectsURL, lease.ErrInvalid)
+			}
+			effector = &host.WebhookEffector{URL: *effectsURL, Client: &http.Client{Timeout: t.Lease}}
+		}
+		var key ed25519.PrivateKey // read before the store is opened: a refused key file changes nothing
+		if *keyFile != "" {
+			var err error
+			if key, err = host.LoadOrCreateKey(*keyFile); err != nil {
+				return err
+			}
+		}
+		d, err := openDriver(ctx, *db)
+		if err != nil {
 			return err
+		}
+		defer d.Close()
+		if _, err := d.Migrate(ctx); err != nil {
+			return err
+		}
+		log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+		h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool, Key: key, Effector: effector})
+		if err != nil {
+			return err
+		}
+		stopCtx := func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 10*time.Second)
 		}
 		defer func() {
 			c, cancel := stopCtx()
 			defer cancel()
-			_ = sw.Stop(c)
+			_ = h.Stop(c)
 		}()
-	}
-	for _, w := range strings.Split(*create, ",") {
-		if w = strings.TrimSpace(w); w == "" {
-			continue
+		if *sweep {
+			sw := world.NewSweeper(d, clock.Real(), t, log)
+			if err := sw.Start(ctx); err != nil {
+				return err
+			}
+			defer func() {
+				c, cancel := stopCtx()
+				defer cancel()
+				_ = sw.Stop(c)
+			}()
 		}
-		if err := h.Create(ctx, w); err != nil {
-			return fmt.Errorf("creating world %s: %w", w, err)
+		for _, w := range strings.Split(*create, ",") {
+			if w = strings.TrimSpace(w); w == "" {
+				continue
+			}
+			if err := h.Create(ctx, w); err != nil {
+				return fmt.Errorf("creating world %s: %w", w, err)
+			}
 		}
-	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: host.Handler(h), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "listening on http://%s node=%s program=%s\n", ln.Addr(), *node, p.Name())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	c, cancel := stopCtx()
-	defer cancel()
-	if err := srv.Shutdown(c); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+		ln, err := net.Listen("tcp", *listen)
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Handler: host.Handler(h), ReadHeaderTimeout: 10 * time.Second}
+		fmt.Fprintf(out, "listening on http://%s node=%s program=%s\n", ln.Addr(), *node, p.Name())
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Serve(ln) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
+		c, cancel := stopCtx()
+		defer cancel()
+		if err := srv.Shutdown(c); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
 }

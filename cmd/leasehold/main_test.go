@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,7 +65,7 @@ func TestDemoExportAuditAndTamper(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.True(t, strings.Contains(out, "9 entries verified"), out)
 	out, code = cli(t, "import", "--db", db2, "--file", file)
-	require.Equal(t, 1, code, out)
+	require.Equal(t, exitConflict, code, out)
 	require.Contains(t, out, "conflict")
 }
 
@@ -82,20 +85,27 @@ func TestMigrateIsIdempotentAndUnknownCommandFails(t *testing.T) {
 	require.Equal(t, 2, code)
 }
 
-// TestHelpExitsZero: --help, at the top and on every command (and bench's
-// subcommands), is an answer, not a usage error: exit 0 and usage printed.
+// TestHelpExitsZero: --help, at the top and on every command of the
+// tree (walked, so a command added later is covered), is an answer, not
+// a usage error: exit 0 and usage printed on stdout.
 func TestHelpExitsZero(t *testing.T) {
 	t.Parallel()
 	cases := [][]string{{"--help"}, {"-h"}, {"help"}}
-	for _, c := range commands {
-		cases = append(cases, []string{c.name, "--help"})
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			p := append(slices.Clone(path), sub.Name())
+			cases = append(cases, append(slices.Clone(p), "--help"))
+			walk(sub, p)
+		}
 	}
-	cases = append(cases, []string{"bench", "journal", "--help"}, []string{"bench", "runs", "--help"},
-		[]string{"bench", "heartbeats", "--help"})
+	walk(newRoot(&app{out: io.Discard, errOut: io.Discard}), nil)
+	require.Greater(t, len(cases), 50, "the walk found the tree")
 	for _, args := range cases {
-		out, code := cli(t, args...)
-		require.Equal(t, 0, code, "%v: %s", args, out)
-		require.Contains(t, strings.ToLower(out), "usage", "%v printed no usage", args)
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, &out, &errOut)
+		require.Equal(t, 0, code, "%v: %s %s", args, out.String(), errOut.String())
+		require.Contains(t, strings.ToLower(out.String()), "usage", "%v printed no usage on stdout", args)
 	}
 	_, code := cli(t)
 	require.Equal(t, 2, code, "no command at all is a usage error")
@@ -120,7 +130,7 @@ func TestExportOutIsWholeOrAbsent(t *testing.T) {
 	require.True(t, strings.HasPrefix(lines[len(lines)-1], `{"end":{"world":"w1","entries":9,`), lines[len(lines)-1])
 
 	out, code = cli(t, "export", "--db", db, "--world", "nope", "--out", file)
-	require.Equal(t, 1, code, out)
+	require.Equal(t, exitNotFound, code, out)
 	again, err := os.ReadFile(file)
 	require.NoError(t, err)
 	require.Equal(t, b, again, "a failed export leaves the earlier file as it was")

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/spf13/cobra"
+	flag "github.com/spf13/pflag"
 
 	"github.com/leasehold/leasehold/server"
 )
@@ -24,51 +22,60 @@ const (
 	modeTokenEnv  = "LEASEHOLD_TOKEN"  // bearer token (an admin token for `mode`)
 )
 
-// runMode is `leasehold mode get|set`: read or switch the heartbeat mode
-// of a running server's in-process workers through its admin API.
+// modeCommand is `leasehold mode get|set`: read or switch the heartbeat
+// mode of a running server's in-process workers through its admin API.
 //
 //	leasehold mode get [--json]
 //	leasehold mode set <sync|dark|writebehind> (--worker NAME | --all)
-func runMode(ctx context.Context, args []string, out io.Writer) error {
-	const usage = "usage: leasehold mode get [--json] | leasehold mode set <sync|dark|writebehind> (--worker NAME | --all) [--server URL] [--token T]"
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprintln(out, usage) // asked for: the answer, exit 0
-		return flag.ErrHelp
-	}
-	if len(args) == 0 || (args[0] != "get" && args[0] != "set") {
-		return errors.New(usage)
-	}
-	fs := newFlagSet("mode "+args[0], out)
+func modeCommand(a *app) *cobra.Command {
+	return a.group("mode", "heartbeat mode of a running server's workers: get, set <sync|dark|writebehind> --worker NAME|--all",
+		a.command("get", "the mode of every in-process worker of the server", noArgs, runModeGet),
+		a.command("set MODE", "switch --worker NAME or --all to MODE: sync, dark or writebehind", oneArg("MODE (sync, dark or writebehind)"), runModeSet))
+}
+
+// serverFlags adds --server and --token, the running server a command
+// talks to, and returns its client.
+func serverFlags(fs *flag.FlagSet) func() *apiClient {
 	base := fs.String("server", modeEnvOr(modeServerEnv, "http://"+defaultListen), "the server's base URL (default $"+modeServerEnv+")")
 	token := fs.String("token", os.Getenv(modeTokenEnv), "an admin bearer token (default $"+modeTokenEnv+")")
-	asJSON := fs.Bool("json", false, "print the answer as JSON")
-	worker := fs.String("worker", "", "set: the worker to switch")
-	all := fs.Bool("all", false, "set: switch every worker")
-	pos, err := parseModeArgs(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	var list server.ModeList
-	switch args[0] {
-	case "get":
-		if len(pos) != 0 {
-			return fmt.Errorf("mode get takes no arguments, got %q", pos)
+	return func() *apiClient { return &apiClient{base: *base, token: *token} }
+}
+
+func runModeGet(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
+	api := serverFlags(fs)
+	asJSON := jsonFlag(fs)
+	cmd.RunE = a.action(func(ctx context.Context, _ []string, out io.Writer) error {
+		var list server.ModeList
+		if err := api().call(ctx, http.MethodGet, "/v1/admin/mode", nil, &list); err != nil {
+			return err
 		}
-		err = modeAPICall(ctx, http.MethodGet, *base, "/v1/admin/mode", *token, nil, &list)
-	case "set":
-		if len(pos) != 1 {
-			return errors.New("mode set needs one mode: sync, dark or writebehind")
-		}
+		return printModes(out, list, *asJSON)
+	})
+}
+
+func runModeSet(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
+	api := serverFlags(fs)
+	asJSON := jsonFlag(fs)
+	worker := fs.String("worker", "", "the worker to switch")
+	all := fs.Bool("all", false, "switch every worker")
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
 		if *all == (*worker != "") {
-			return errors.New("mode set needs --worker NAME or --all (not both)")
+			return usagef("mode set needs --worker NAME or --all (not both)")
 		}
-		err = modeAPICall(ctx, http.MethodPost, *base, "/v1/admin/mode", *token,
-			server.ModeRequest{Mode: pos[0], Worker: *worker, All: *all}, &list)
-	}
-	if err != nil {
-		return err
-	}
-	if *asJSON {
+		var list server.ModeList
+		if err := api().call(ctx, http.MethodPost, "/v1/admin/mode",
+			server.ModeRequest{Mode: args[0], Worker: *worker, All: *all}, &list); err != nil {
+			return err
+		}
+		return printModes(out, list, *asJSON)
+	})
+}
+
+// printModes prints the workers' modes as a table, or as JSON.
+func printModes(out io.Writer, list server.ModeList, asJSON bool) error {
+	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
@@ -81,67 +88,9 @@ func runMode(ctx context.Context, args []string, out io.Writer) error {
 	return tw.Flush()
 }
 
-// parseModeArgs parses fs over args with flags allowed after the
-// positional arguments too (`mode set dark --all`), returning those.
-func parseModeArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
 func modeEnvOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
 	}
 	return def
-}
-
-// modeAPICall sends one JSON request to the server and decodes a 2xx answer
-// into out; any other answer is an error quoting its problem document.
-func modeAPICall(ctx context.Context, method, base, path, token string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(base, "/")+path, body)
-	if err != nil {
-		return err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var p struct{ Title, Detail string }
-		if json.Unmarshal(b, &p) == nil && p.Title != "" {
-			return fmt.Errorf("%s %s: %s: %s", method, path, p.Title, p.Detail)
-		}
-		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
-	}
-	return json.Unmarshal(b, out)
 }

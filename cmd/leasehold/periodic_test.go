@@ -17,6 +17,6 @@ func TestPeriodicShowsTicksAndRefusesABadCron(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "next          2026-12-02T10:30:00Z")
 	out, code = cli(t, "periodic", "--cron", "0 25 * * *")
-	require.Equal(t, 1, code)
+	require.Equal(t, exitUsage, code, "a cron that does not parse is refused input (ErrInvalid)")
 	require.True(t, strings.Contains(out, "periodic.cron") && strings.Contains(out, `"0 25 * * *" does not parse`), out)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -11,106 +10,74 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
 
-// runQueues is `leasehold queues ls|pause|resume|limit`: the queue
+// queuesCommand is `leasehold queues [ls]|pause|resume|limit`: the queue
 // registry, as Client.Queues, PauseQueue, ResumeQueue and SetQueueLimits
 // see it. `queues` alone lists.
-func runQueues(ctx context.Context, args []string, out io.Writer) error {
-	sub := "ls"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
-	switch sub {
-	case "ls":
-		return runQueuesList(ctx, args, out)
-	case "pause", "resume":
-		return runQueuesPause(ctx, sub, args, out)
-	case "limit":
-		return runQueuesLimit(ctx, args, out)
-	case "help":
-		fmt.Fprint(out, queuesUsage)
-		return nil
-	}
-	return fmt.Errorf("unknown subcommand %q (want ls, pause, resume or limit): %w", sub, lease.ErrInvalid)
+func queuesCommand(a *app) *cobra.Command {
+	queues := a.command("queues", "list queues with their runs by state; pause, resume, limit", noArgs, runQueuesList)
+	queues.AddCommand(
+		a.command("ls", "every queue the store knows: paused, limits, runs by state", noArgs, runQueuesList),
+		a.command("pause QUEUE", "stop every worker claiming QUEUE's runs (running runs finish)", queueArg, runQueuesPause("pause")),
+		a.command("resume QUEUE", "let workers claim QUEUE's runs again", queueArg, runQueuesPause("resume")),
+		a.command("limit QUEUE", "set QUEUE's global limits: --max-running N, --rate N --per D (0 or absent: no limit)", queueArg, runQueuesLimit),
+	)
+	addHelpSubcommand(queues)
+	return queues
 }
 
-const queuesUsage = `usage: leasehold queues [ls|pause|resume|limit] [flags]
-
-  queues [ls] [--json]               every queue the store knows: paused, limits, runs by state
-  queues pause QUEUE                 stop every worker claiming QUEUE's runs (running runs finish)
-  queues resume QUEUE                let workers claim QUEUE's runs again
-  queues limit QUEUE [--max-running N] [--rate N --per D]
-                                     set QUEUE's global limits (0 or absent: no limit)
-`
-
-// queueArg parses fs from args, taking the one positional QUEUE wherever
-// it stands among the flags.
-func queueArg(fs *flag.FlagSet, args []string) (string, error) {
-	if err := fs.Parse(args); err != nil {
-		return "", err
+// queueArg is the one positional QUEUE.
+func queueArg(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usagef("%s needs a QUEUE", cmd.CommandPath())
 	}
-	if fs.NArg() == 0 {
-		return "", fmt.Errorf("%s needs a QUEUE: %w", fs.Name(), lease.ErrInvalid)
+	if len(args) > 1 {
+		return usagef("%s takes one QUEUE, got also %q", cmd.CommandPath(), args[1:])
 	}
-	q := fs.Arg(0)
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		return "", err
-	}
-	if fs.NArg() > 0 {
-		return "", fmt.Errorf("%s takes one QUEUE, got also %q: %w", fs.Name(), fs.Args(), lease.ErrInvalid)
-	}
-	return q, nil
-}
-
-func runQueuesPause(ctx context.Context, sub string, args []string, out io.Writer) error {
-	fs := newFlagSet("queues "+sub, out)
-	open := storeFlags(fs)
-	name, err := queueArg(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	op := c.PauseQueue
-	if sub == "resume" {
-		op = c.ResumeQueue
-	}
-	q, err := op(ctx, name)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "queue %s %sd at %s\n", q.Name, sub, q.UpdatedAt.Format(time.RFC3339Nano))
 	return nil
 }
 
-func runQueuesLimit(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("queues limit", out)
+func runQueuesPause(sub string) func(*app, *cobra.Command) {
+	return func(a *app, cmd *cobra.Command) {
+		open := storeFlags(cmd.Flags())
+		cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+			return withClient(ctx, open, func(c *leasehold.Client) error {
+				op := c.PauseQueue
+				if sub == "resume" {
+					op = c.ResumeQueue
+				}
+				q, err := op(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "queue %s %sd at %s\n", q.Name, sub, q.UpdatedAt.Format(time.RFC3339Nano))
+				return nil
+			})
+		})
+	}
+}
+
+func runQueuesLimit(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	open := storeFlags(fs)
 	maxRunning := fs.Int("max-running", 0, "at most this many runs running at once across every worker (0: no limit)")
 	rate := fs.Int("rate", 0, "at most this many claims per --per (0: no limit)")
 	per := fs.Duration("per", 0, "the rate limit's window, 1ms..24h (with --rate)")
-	name, err := queueArg(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	q, err := c.SetQueueLimits(ctx, name, leasehold.QueueLimits{MaxRunning: *maxRunning, RateLimit: *rate, RatePeriod: *per})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "queue %s: %s\n", q.Name, limitsText(q))
-	return nil
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		return withClient(ctx, open, func(c *leasehold.Client) error {
+			q, err := c.SetQueueLimits(ctx, args[0], leasehold.QueueLimits{MaxRunning: *maxRunning, RateLimit: *rate, RatePeriod: *per})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "queue %s: %s\n", q.Name, limitsText(q))
+			return nil
+		})
+	})
 }
 
 // limitsText says a queue's limits in words.
@@ -140,54 +107,50 @@ type queueJSON struct {
 	UpdatedAt    *time.Time       `json:"updated_at"`
 }
 
-func runQueuesList(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("queues ls", out)
+func runQueuesList(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	open := storeFlags(fs)
-	asJSON := fs.Bool("json", false, "print a JSON array")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("queues ls takes no argument, got %q: %w", fs.Args(), lease.ErrInvalid)
-	}
-	c, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	qs, err := c.Queues(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		list := make([]queueJSON, 0, len(qs))
+	asJSON := jsonFlag(fs)
+	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
+		c, err := open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		qs, err := c.Queues(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			list := make([]queueJSON, 0, len(qs))
+			for _, q := range qs {
+				j := queueJSON{Name: q.Name, Paused: q.Paused, MaxRunning: q.MaxRunning, RateLimit: q.RateLimit,
+					RatePeriodMS: q.RatePeriod.Milliseconds(), Counts: map[string]int64{}}
+				for s, n := range q.Counts {
+					j.Counts[string(s)] = n
+				}
+				if !q.CreatedAt.IsZero() {
+					j.CreatedAt, j.UpdatedAt = &q.CreatedAt, &q.UpdatedAt
+				}
+				list = append(list, j)
+			}
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(list)
+		}
+		if len(qs) == 0 {
+			fmt.Fprintln(out, "no queues")
+			return nil
+		}
 		for _, q := range qs {
-			j := queueJSON{Name: q.Name, Paused: q.Paused, MaxRunning: q.MaxRunning, RateLimit: q.RateLimit,
-				RatePeriodMS: q.RatePeriod.Milliseconds(), Counts: map[string]int64{}}
-			for s, n := range q.Counts {
-				j.Counts[string(s)] = n
+			state := "active"
+			if q.Paused {
+				state = "PAUSED"
 			}
-			if !q.CreatedAt.IsZero() {
-				j.CreatedAt, j.UpdatedAt = &q.CreatedAt, &q.UpdatedAt
-			}
-			list = append(list, j)
+			fmt.Fprintf(out, "%-24s %-7s %-40s %s\n", q.Name, state, limitsText(q), countsText(q.Counts))
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
-	}
-	if len(qs) == 0 {
-		fmt.Fprintln(out, "no queues")
 		return nil
-	}
-	for _, q := range qs {
-		state := "active"
-		if q.Paused {
-			state = "PAUSED"
-		}
-		fmt.Fprintf(out, "%-24s %-7s %-40s %s\n", q.Name, state, limitsText(q), countsText(q.Counts))
-	}
-	return nil
+	})
 }
 
 // countsText lists a queue's runs by state in the states' order.

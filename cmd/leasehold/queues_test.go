@@ -35,14 +35,14 @@ func TestQueuesAndRunsCommands(t *testing.T) {
 		return out
 	}
 	require.Contains(t, run(0, "queues"), "available 1, cancelled 1")
-	require.Contains(t, run(1, "queues", "pause", "nope"), `unknown queue "nope"`)
-	require.Contains(t, run(1, "queues", "pause"), "needs a QUEUE")
+	require.Contains(t, run(exitNotFound, "queues", "pause", "nope"), `unknown queue "nope"`)
+	require.Contains(t, run(exitUsage, "queues", "pause"), "needs a QUEUE")
 	require.Contains(t, run(0, "queues", "pause", "emails"), "queue emails paused at ")
 	require.Contains(t, run(0, "queues", "ls"), "PAUSED")
 	require.Contains(t, run(0, "queues", "limit", "reports", "--max-running", "2", "--rate", "5", "--per", "1s"),
 		"queue reports: at most 2 running, at most 5 starts per 1s")
-	require.Contains(t, run(1, "queues", "limit", "reports", "--max-running", "-1"), "max_running")
-	require.Contains(t, run(1, "queues", "limit", "reports", "--rate", "5"), "rate_period")
+	require.Contains(t, run(exitUsage, "queues", "limit", "reports", "--max-running", "-1"), "max_running")
+	require.Contains(t, run(exitUsage, "queues", "limit", "reports", "--rate", "5"), "rate_period")
 	var qs []queueJSON
 	require.NoError(t, json.Unmarshal([]byte(run(0, "queues", "ls", "--json")), &qs))
 	require.Len(t, qs, 2)
@@ -65,6 +65,7 @@ func TestQueuesAndRunsCommands(t *testing.T) {
 	require.Equal(t, int64(2), rs[0].ID)
 	require.Len(t, rs, 1)
 	require.Contains(t, run(0, "runs", "--state", "running"), "no runs")
-	require.Contains(t, run(1, "runs", "--state", "sleeping"), "invalid")
-	require.Contains(t, run(1, "runs", "show"), "unknown subcommand")
+	require.Contains(t, run(exitUsage, "runs", "--state", "sleeping"), "invalid")
+	require.Contains(t, run(exitUsage, "runs", "show"), "needs one run ID")
+	require.Contains(t, run(exitUsage, "runs", "frobnicate"), "unknown command")
 }

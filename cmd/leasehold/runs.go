@@ -5,74 +5,102 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold"
-	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
 
-// runRuns is `leasehold runs [ls]`: a page of runs by id, filtered by
+// runsCommand is `leasehold runs [ls]|show|cancel|unblock`. `runs` alone
+// lists, as `runs ls` does.
+//
+// `runs retry` is not here: the library has no retry of a finished run
+// (no Client method, no driver operation), and a CLI-side re-enqueue
+// would be a second, different meaning of the word.
+func runsCommand(a *app) *cobra.Command {
+	runsCmd := a.command("runs", "list runs by id, filtered by --queue and --state; show, cancel, unblock one", noArgs, runRunsList)
+	runsCmd.AddCommand(
+		a.command("ls", "a page of runs by id, filtered by --queue and --state (--after the last id for the next page)", noArgs, runRunsList),
+		a.command("show ID", "one run: its state, lease, attempts, payload and result", runIDArg, runRunsShow),
+		a.command("cancel ID", "cancel a run that is not finished (a running one's holder is fenced out)", runIDArg, runRunsCancel),
+		a.command("unblock ID", "make a blocked run available again", runIDArg, runRunsUnblock),
+	)
+	addHelpSubcommand(runsCmd)
+	return runsCmd
+}
+
+// runIDArg is the one positional run ID, a positive integer.
+func runIDArg(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usagef("%s needs one run ID, got %d arguments", cmd.CommandPath(), len(args))
+	}
+	if _, err := parseRunID(args[0]); err != nil {
+		return err
+	}
+	return nil
+}
+
+func parseRunID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, usagef("run ID %q: want a positive integer", s)
+	}
+	return id, nil
+}
+
+// runRunsList is `leasehold runs [ls]`: a page of runs by id, filtered by
 // queue and state (Client.Runs). The next page is --after the last id
 // printed; a page shorter than --limit is the last.
-func runRuns(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		if args[0] != "ls" {
-			return fmt.Errorf("unknown subcommand %q (want ls): %w", args[0], lease.ErrInvalid)
-		}
-		args = args[1:]
-	}
-	fs := newFlagSet("runs ls", out)
+func runRunsList(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	open := storeFlags(fs)
 	queue := fs.String("queue", "", "only runs of this queue")
 	state := fs.String("state", "", "only runs in this state: available, running, blocked, completed, failed, cancelled")
 	after := fs.Int64("after", 0, "only runs with an id above this (the last id of the previous page)")
 	limit := fs.Int("limit", 100, "runs per page, at most 1000")
-	asJSON := fs.Bool("json", false, "print a JSON array")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("runs ls takes no argument, got %q: %w", fs.Args(), lease.ErrInvalid)
-	}
-	c, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	rs, err := c.Runs(ctx, leasehold.RunsFilter{Queue: *queue, State: runs.State(*state), After: *after, Limit: *limit})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		list := make([]runJSON, 0, len(rs))
+	asJSON := jsonFlag(fs)
+	cmd.RunE = a.action(func(ctx context.Context, _ []string, out io.Writer) error {
+		c, err := open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		rs, err := c.Runs(ctx, leasehold.RunsFilter{Queue: *queue, State: runs.State(*state), After: *after, Limit: *limit})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			list := make([]runJSON, 0, len(rs))
+			for _, r := range rs {
+				list = append(list, toRunJSON(r))
+			}
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(list)
+		}
+		if len(rs) == 0 {
+			fmt.Fprintln(out, "no runs")
+			return nil
+		}
 		for _, r := range rs {
-			list = append(list, toRunJSON(r))
+			extra := ""
+			if r.Owner != "" {
+				extra = " owner " + r.Owner + " until " + r.ExpiresAt.Format(time.RFC3339)
+			}
+			if r.Reason != "" {
+				extra += " — " + truncate(r.Reason, 80)
+			}
+			fmt.Fprintf(out, "%-8d %-20s %-9s attempt %d/%d fence %-4d scheduled %s%s\n",
+				r.ID, r.Queue, r.State, r.Attempt, r.MaxAttempts, r.Fence, r.ScheduledAt.Format(time.RFC3339), extra)
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
-	}
-	if len(rs) == 0 {
-		fmt.Fprintln(out, "no runs")
 		return nil
-	}
-	for _, r := range rs {
-		extra := ""
-		if r.Owner != "" {
-			extra = " owner " + r.Owner + " until " + r.ExpiresAt.Format(time.RFC3339)
-		}
-		if r.Reason != "" {
-			extra += " — " + truncate(r.Reason, 80)
-		}
-		fmt.Fprintf(out, "%-8d %-20s %-9s attempt %d/%d fence %-4d scheduled %s%s\n",
-			r.ID, r.Queue, r.State, r.Attempt, r.MaxAttempts, r.Fence, r.ScheduledAt.Format(time.RFC3339), extra)
-	}
-	return nil
+	})
 }
 
-// runJSON is one run of `runs ls --json`: its row; times in RFC 3339 on
+// runJSON is one run of `runs ls --json` and `runs show --json`: its row; times in RFC 3339 on
 // the store clock, null when unset.
 type runJSON struct {
 	ID          int64           `json:"id"`

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/lease"

@@ -46,15 +46,18 @@ func TestTokensCommands(t *testing.T) {
 	require.Equal(t, id, tj.ID)
 	require.Empty(t, tj.RevokedAt)
 
-	for _, bad := range [][]string{
-		{"tokens", "create", "--scope", "root"},
-		{"tokens", "create"},
-		{"tokens", "revoke"},
-		{"tokens", "revoke", "tok-none"},
-		{"tokens", "frobnicate"},
+	for _, bad := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"tokens", "create", "--scope", "root"}, exitUsage},
+		{[]string{"tokens", "create"}, exitUsage},
+		{[]string{"tokens", "revoke"}, exitUsage},
+		{[]string{"tokens", "revoke", "tok-none"}, exitNotFound},
+		{[]string{"tokens", "frobnicate"}, exitUsage},
 	} {
-		code, _, errOut := cli(bad...)
-		require.Equal(t, 1, code, "%v: %s", bad, errOut)
+		code, _, errOut := cli(bad.args...)
+		require.Equal(t, bad.code, code, "%v: %s", bad.args, errOut)
 	}
 
 	ctx := context.Background()
