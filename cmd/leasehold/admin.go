@@ -27,7 +27,7 @@ func runMigrate(a *app, cmd *cobra.Command) {
 		// one call and reports none of them as it goes.
 		bar := a.progress(-1, "migrating "+describeStore(*db))
 		res, err := d.Migrate(ctx)
-		_ = bar.Finish()
+		endBar(bar)
 		if err != nil {
 			return err
 		}

@@ -49,7 +49,7 @@ func runAudit(a *app, cmd *cobra.Command) {
 				return err
 			}
 		default:
-			return fmt.Errorf("give exactly one of --world or --file")
+			return usagef("give exactly one of --world or --file")
 		}
 		printReport(out, rep, *positions)
 		if !rep.OK() {
@@ -101,7 +101,7 @@ func runExport(a *app, cmd *cobra.Command) {
 	file := fs.String("out", "", "write to this file instead of stdout")
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
 		if *world == "" {
-			return fmt.Errorf("--world is required")
+			return usagef("--world is required")
 		}
 		c, err := open(ctx)
 		if err != nil {
@@ -156,7 +156,7 @@ func runImport(a *app, cmd *cobra.Command) {
 	file := fs.String("file", "", "JSONL export to import (required)")
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
 		if *file == "" {
-			return fmt.Errorf("--file is required")
+			return usagef("--file is required")
 		}
 		f, err := os.Open(*file)
 		if err != nil {

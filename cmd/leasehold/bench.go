@@ -39,6 +39,13 @@ func runBenchJournal(a *app, cmd *cobra.Command) {
 		}
 		sort.Ints(ns)
 		absDir, _ := filepath.Abs(*dir)
+	steps := 3
+	if *pgURL == "none" {
+		steps = 2
+	}
+	bar, out := a.phases(out, "bench journal", steps)
+	defer endBar(bar)
+	bar.Describe("bench journal: raw fsync")
 		fmt.Fprintf(out, "leasehold bench journal — %s, duration %s per configuration\n", time.Now().UTC().Format(time.RFC3339), *dur)
 
 		fmt.Fprintf(out, "\n[1/3] raw write(4 KiB)+fdatasync in %s ...\n", absDir)
@@ -48,7 +55,9 @@ func runBenchJournal(a *app, cmd *cobra.Command) {
 		}
 		fmt.Fprintf(out, "      %d fdatasyncs: %s each, %.0f/s\n", n, fsync, 1/fsync.Seconds())
 
-		fmt.Fprintf(out, "\n[2/3] SQLite (embedded, in-process: no network round trip)\n")
+		_ = bar.Add(1)
+	bar.Describe("bench journal: sqlite")
+	fmt.Fprintf(out, "\n[2/3] SQLite (embedded, in-process: no network round trip)\n")
 		sdir, err := os.MkdirTemp(*dir, "leasehold-bench-*")
 		if err != nil {
 			return err
@@ -68,10 +77,12 @@ func runBenchJournal(a *app, cmd *cobra.Command) {
 			return err
 		}
 
+		_ = bar.Add(1)
 		if *pgURL == "none" {
 			fmt.Fprintf(out, "\n[3/3] Postgres skipped (--postgres none)\n")
 			return nil
 		}
+		bar.Describe("bench journal: postgres")
 		fmt.Fprintf(out, "\n[3/3] Postgres\n")
 		schema := fmt.Sprintf("lh_bench_%d", time.Now().UnixNano())
 		admin, err := pgx.Connect(ctx, *pgURL)
@@ -98,7 +109,11 @@ func runBenchJournal(a *app, cmd *cobra.Command) {
 			return err
 		}
 		defer pd.Close()
-		return benchDriver(ctx, out, pd, ns, *dur, fsync, rt, pfloor)
+		if err := benchDriver(ctx, out, pd, ns, *dur, fsync, rt, pfloor); err != nil {
+			return err
+		}
+		_ = bar.Add(1)
+		return nil
 	})
 }
 

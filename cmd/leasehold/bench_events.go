@@ -25,7 +25,7 @@ func runBenchEvents(a *app, cmd *cobra.Command) {
 	rounds := fs.Int("rounds", 5, "rounds per store")
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
 		if *rounds < 1 || *rounds > 100 || *batch < 1 || *batch > 10000 {
-			return fmt.Errorf("--rounds must be in 1..100 and --batch in 1..10000")
+			return usagef("--rounds must be in 1..100 and --batch in 1..10000")
 		}
 		fmt.Fprintf(out, "leasehold bench events — %s; %d rounds of %s each way, batches of %d\n",
 			time.Now().UTC().Format(time.RFC3339), *rounds, *dur, *batch)

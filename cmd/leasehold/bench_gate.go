@@ -18,7 +18,7 @@ func runBenchGate(a *app, cmd *cobra.Command) {
 	rounds := fs.Int("rounds", 5, "rounds (each runs the three loops back to back, about 1 s each)")
 	cmd.RunE = a.action(func(_ context.Context, args []string, out io.Writer) error {
 		if *rounds < 1 || *rounds > 100 {
-			return fmt.Errorf("--rounds: %d is not in 1..100", *rounds)
+			return usagef("--rounds: %d is not in 1..100", *rounds)
 		}
 		fmt.Fprintf(out, "leasehold bench gate — %s, %d rounds\n", time.Now().UTC().Format(time.RFC3339), *rounds)
 		res, err := bench.Gate(*rounds)

@@ -29,7 +29,7 @@ func runBenchHeartbeats(a *app, cmd *cobra.Command) {
 	sqliteToo := fs.Bool("sqlite", true, "also measure SQLite")
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
 		if *scale < 1 || *scale > 100 {
-			return fmt.Errorf("--scale %v is outside 1..100", *scale)
+			return usagef("--scale %v is outside 1..100", *scale)
 		}
 		tm := scaled(lease.RunDefaults(), *scale)
 		if err := tm.Validate(); err != nil {

@@ -36,7 +36,7 @@ func runBenchMemory(a *app, cmd *cobra.Command) {
 		for _, s := range strings.Split(*counts, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || n < 1 || n > 1_000_000 {
-				return fmt.Errorf("--runs: %q is not a count in 1..1000000", s)
+				return usagef("--runs: %q is not a count in 1..1000000", s)
 			}
 			ns = append(ns, n)
 		}

@@ -33,7 +33,7 @@ func runBenchRetention(a *app, cmd *cobra.Command) {
 	baseline := fs.Duration("baseline", 5*time.Second, "the claimer alone, before the cleanup")
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
 		if *n < 1 || *batch < 0 || *batch > driver.MaxRunDeleteBatch || *baseline <= 0 {
-			return fmt.Errorf("--runs and --baseline must be positive, --batch in 0..%d", driver.MaxRunDeleteBatch)
+			return usagef("--runs and --baseline must be positive, --batch in 0..%d", driver.MaxRunDeleteBatch)
 		}
 		cfg := bench.RetentionConfig{Runs: *n, EventsPerRun: *events, EffectEvery: *effectEvery, Batch: *batch, Live: *live, Baseline: *baseline}
 		fmt.Fprintf(out, "leasehold bench retention — %s; %d finished runs, %d events each, an effect every %d; one claimer (claim 1, complete)\n",
@@ -84,7 +84,7 @@ func runBenchRetention(a *app, cmd *cobra.Command) {
 					return t, err
 				}
 			default:
-				return fmt.Errorf("--stores: unknown store %q", st)
+				return usagef("--stores: unknown store %q", st)
 			}
 			c := cfg
 			if c.Batch == 0 {

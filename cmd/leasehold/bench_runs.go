@@ -50,6 +50,8 @@ func runBenchRuns(a *app, cmd *cobra.Command) {
 				open opener
 			}{"postgres", pgOpen})
 		}
+		bar, out := a.phases(out, "bench runs", 3*len(stores))
+		defer endBar(bar)
 		for _, st := range stores {
 			fmt.Fprintf(out, "\n[%s]\n", st.name)
 			for _, shape := range []struct {
@@ -57,6 +59,7 @@ func runBenchRuns(a *app, cmd *cobra.Command) {
 				n    int
 				fn   func(context.Context, scheduler.Store, bench.RunsConfig) (bench.RunsResult, error)
 			}{{"drain", *drain, bench.Drain}, {"mixed", *mixed, bench.Mixed}} {
+				bar.Describe("bench runs: " + st.name + " " + shape.name)
 				store, closeFn, err := st.open(ctx)
 				if err != nil {
 					return fmt.Errorf("%s: %w", st.name, err)
@@ -74,7 +77,9 @@ func runBenchRuns(a *app, cmd *cobra.Command) {
 					return fmt.Errorf("%s %s: %w", st.name, shape.name, err)
 				}
 				fmt.Fprintf(out, "%s: %.0f runs/s\n", r.Elapsed.Round(time.Millisecond), r.PerSecond())
+				_ = bar.Add(1)
 			}
+			bar.Describe("bench runs: " + st.name + " events")
 			store, closeFn, err := st.open(ctx)
 			if err != nil {
 				return err
@@ -86,6 +91,7 @@ func runBenchRuns(a *app, cmd *cobra.Command) {
 			}
 			fmt.Fprintf(out, "  events: %.0f rows/s in batches of %d, %.0f rows/s one INSERT per event: %.1fx (target >= 30x)\n",
 				ev.Batched, ev.BatchSize, ev.Single, ev.Batched/ev.Single)
+			_ = bar.Add(1)
 		}
 		return nil
 	})

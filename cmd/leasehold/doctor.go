@@ -17,16 +17,16 @@ import (
 // prints the report and the write-behind verdict, and exits 1 on a refusal.
 func runDoctor(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
-	storeFlags(fs)
+	db := dbFlag(fs)
 	samples := fs.Int("samples", 20, "how many probes of the store clock to take (at least 2)")
 	every := fs.Duration("every", 500*time.Millisecond, "wait between probes; the sample spans about samples × every")
 	timingName := fs.String("timing", "runs", "judge by the default timing of `runs` (T_lease 90s, S 15s) or worlds (T_lease 30s, S 5s)")
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
 		if *samples < 2 {
-			return fmt.Errorf("--samples %d: need at least 2 to measure a rate", *samples)
+			return usagef("--samples %d: need at least 2 to measure a rate", *samples)
 		}
 		if *every < 0 {
-			return fmt.Errorf("--every %s must not be negative", *every)
+			return usagef("--every %s must not be negative", *every)
 		}
 		var t lease.Timing
 		switch *timingName {
@@ -35,14 +35,14 @@ func runDoctor(a *app, cmd *cobra.Command) {
 		case "worlds":
 			t = lease.WorldDefaults()
 		default:
-			return fmt.Errorf("--timing %q: want runs or worlds", *timingName)
+			return usagef("--timing %q: want runs or worlds", *timingName)
 		}
 
 		// The doctor only reads the store's clock: it needs no schema, so it
 		// opens the driver alone — no client, which would refuse a store not
 		// migrated (ErrNotMigrated) or migrated by another version — and works
 		// on either.
-		d, err := openDriver(ctx, fs.Lookup("db").Value.String())
+		d, err := openDriver(ctx, *db)
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ func TestDoctorRejectsBadFlags(t *testing.T) {
 		{"--timing", "sometimes"},
 	} {
 		out, code := cli(t, append([]string{"doctor", "--db", db}, args...)...)
-		require.Equal(t, 1, code, out)
+		require.Equal(t, exitUsage, code, out)
 		require.Contains(t, out, "leasehold doctor: --", out)
 	}
 }

@@ -57,7 +57,7 @@ func runEnqueue(a *app, cmd *cobra.Command) {
 		batch := max(1, min(enqueueBatch, driver.MaxBatchPayloadBytes/max(1, len(e.Payload))))
 		return withClient(ctx, open, func(c *leasehold.Client) error {
 			bar := a.progress(int64(*count), "enqueue "+*queue)
-			defer bar.Exit()
+			defer endBar(bar)
 			var done []leasehold.Enqueued
 			for left := *count; left > 0; {
 				n := min(left, batch)

@@ -25,12 +25,12 @@ func runPeriodic(a *app, cmd *cobra.Command) {
 		if *from != "" {
 			t, err := time.Parse(time.RFC3339Nano, *from)
 			if err != nil {
-				return fmt.Errorf("--from: %w", err)
+				return usagef("--from: %v", err)
 			}
 			at = t.UTC()
 		}
 		if *count < 0 || *count > 1000 {
-			return fmt.Errorf("--count: %d is outside 0..1000", *count)
+			return usagef("--count: %d is outside 0..1000", *count)
 		}
 		p := leasehold.PeriodicRun{Name: *name, Cron: *cronExpr, Every: *every, Run: leasehold.Enqueue{Queue: "periodic"}}
 		last, next, err := leasehold.PeriodicTicks(p, at, *count)

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"os"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -42,10 +41,58 @@ func newBar(w io.Writer, total int64, desc string) *progressbar.ProgressBar {
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionSetPredictTime(total > 0),
-		progressbar.OptionThrottle(100*time.Millisecond),
+		// No throttle: every bar here moves by coarse steps (a batch, a
+		// seed, a phase), and a redraw right after printed results is
+		// what keeps the bar visible (barWriter).
 		progressbar.OptionClearOnFinish(), // the results printed after it stay readable
 		progressbar.OptionFullWidth(),
 	)
 	_ = bar.RenderBlank() // shown at once, before the first step ends
 	return bar
+}
+
+// endBar ends a bar the work left unfinished (an error, a cancel). The
+// bar clears its line when it finishes (OptionClearOnFinish), so the error
+// printed next starts on a clean one, and finishing stops a spinner's
+// redraw goroutine. Deferred right after progress; a no-op after Finish.
+func endBar(b *progressbar.ProgressBar) {
+	if !b.IsFinished() {
+		_ = b.Finish()
+	}
+}
+
+// phases returns a bar over a command's n phases, and out wrapped so the
+// results the command prints between phases (on stdout, often the same
+// terminal) do not land on the bar's line: the bar is cleared before each
+// write and drawn again after it. Describe names the phase starting; Add(1)
+// marks it done.
+func (a *app) phases(out io.Writer, desc string, n int) (*progressbar.ProgressBar, io.Writer) {
+	bar := a.progress(int64(n), desc)
+	if !a.progressShown() {
+		return bar, out
+	}
+	return bar, &barWriter{w: out, bar: bar}
+}
+
+// barWriter writes around a bar drawn on another stream of the same
+// terminal. A line printed in two writes ("drain ... " then the figure)
+// is left whole: the bar is cleared only at the start of a line and drawn
+// again only after one ends. The caller moves the bar (Add, Describe)
+// between lines, not in the middle of one.
+type barWriter struct {
+	w       io.Writer
+	bar     *progressbar.ProgressBar
+	partial bool // the last write did not end its line
+}
+
+func (b *barWriter) Write(p []byte) (int, error) {
+	if !b.partial {
+		_ = b.bar.Clear()
+	}
+	n, err := b.w.Write(p)
+	b.partial = len(p) > 0 && p[len(p)-1] != '\n'
+	if !b.partial && !b.bar.IsFinished() {
+		_ = b.bar.RenderBlank()
+	}
+	return n, err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,7 +37,7 @@ func runServe(a *app, cmd *cobra.Command) {
 		}
 		scfg := server.Config{RateLimit: *rateLimit, RateBurst: *rateBurst, Timing: runTiming}
 		if (*certFile == "") != (*keyFile == "") {
-			return errors.New("--tls-cert and --tls-key go together")
+			return usagef("--tls-cert and --tls-key go together")
 		}
 		scheme := "http"
 		if *certFile != "" {

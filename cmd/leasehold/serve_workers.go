@@ -52,7 +52,7 @@ func addServeWorkerFlags(fs *flag.FlagSet) *serveWorkers {
 // timing is the run timing the flags ask for.
 func (sw *serveWorkers) timing() (lease.Timing, error) {
 	if *sw.scale < 1 || *sw.scale > 1000 {
-		return lease.Timing{}, fmt.Errorf("--run-timing-scale %g: want 1..1000", *sw.scale)
+		return lease.Timing{}, usagef("--run-timing-scale %g: want 1..1000", *sw.scale)
 	}
 	t := scaled(lease.RunDefaults(), *sw.scale)
 	return t, t.Validate()
@@ -69,7 +69,7 @@ func (sw *serveWorkers) start(ctx context.Context, c *leasehold.Client, s *serve
 		return nil
 	}
 	if *sw.n < 1 || *sw.n > 64 {
-		return fmt.Errorf("--echo-workers %d: want 1..64", *sw.n)
+		return usagef("--echo-workers %d: want 1..64", *sw.n)
 	}
 	t, err := sw.timing()
 	if err != nil {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +33,7 @@ func runSim(a *app, cmd *cobra.Command) {
 			defer reset()
 		}
 		if *seeds < 1 || *jobs < 1 {
-			return fmt.Errorf("--seeds and --jobs must be at least 1")
+			return usagef("--seeds and --jobs must be at least 1")
 		}
 		start := time.Now()
 		type outcome struct {
@@ -46,23 +44,20 @@ func runSim(a *app, cmd *cobra.Command) {
 		next := make(chan int)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		done, failed := 0, 0
-		progress := func() {
-			const width = 40
-			n := done * width / *seeds
-			fmt.Fprintf(os.Stderr, "\r[%-*s] %d/%d seeds, %d failing, %v", width, strings.Repeat("=", n), done, *seeds, failed, time.Since(start).Round(time.Second))
-		}
+		failed := 0
+		bar := a.progress(int64(*seeds), "sim: seeds")
+		defer endBar(bar)
 		for range *jobs {
 			wg.Go(func() {
 				for i := range next {
 					r, err := sim.Run(ctx, *from+uint64(i), sim.Options{Dir: *dir, Verbose: *verbose && *seeds == 1})
 					mu.Lock()
 					results[i] = outcome{r, err}
-					done++
 					if err != nil || !r.OK() {
 						failed++
+						bar.Describe(fmt.Sprintf("sim: seeds (%d failing)", failed))
 					}
-					progress()
+					_ = bar.Add(1)
 					mu.Unlock()
 				}
 			})
@@ -75,7 +70,7 @@ func runSim(a *app, cmd *cobra.Command) {
 		}
 		close(next)
 		wg.Wait()
-		fmt.Fprintln(os.Stderr)
+		_ = bar.Finish()
 
 		var sum sim.Result
 		hostSeeds := 0
