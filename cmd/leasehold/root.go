@@ -143,6 +143,17 @@ func newRoot(a *app) *cobra.Command {
 		modeCommand(a),
 		cmd("periodic", "check a periodic schedule (--cron or --every) and show its latest and next ticks with their unique keys", noArgs, runPeriodic),
 	)
+	// `completion bash|zsh|fish|powershell` is cobra's; added here rather
+	// than on first Execute so that `completion` alone or with an unknown
+	// shell is a usage error like any other group's.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = a.action(func(context.Context, []string, io.Writer) error {
+				return usagef("completion needs a shell: bash, zsh, fish or powershell")
+			})
+		}
+	}
 	return root
 }
 
