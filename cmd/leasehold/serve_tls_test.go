@@ -78,5 +78,5 @@ func TestServeOverTLSWithATokenFromTheCLI(t *testing.T) {
 	require.Equal(t, 0, <-code, "%s", out)
 
 	var bad bytes.Buffer
-	require.Equal(t, 1, run(context.Background(), []string{"serve", "--db", db, "--tls-cert", certFile}, &bad, &bad), "a cert without its key is refused")
+	require.Equal(t, exitUsage, run(context.Background(), []string{"serve", "--db", db, "--tls-cert", certFile}, &bad, &bad), "a cert without its key is a usage error")
 }
