@@ -38,14 +38,14 @@ func newBar(w io.Writer, total int64, desc string) *progressbar.ProgressBar {
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowCount(),
+		progressbar.OptionShowCount(), // a spinner's count reads (0/-); harmless
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionSetPredictTime(total > 0),
 		// No throttle: every bar here moves by coarse steps (a batch, a
 		// seed, a phase), and a redraw right after printed results is
 		// what keeps the bar visible (barWriter).
 		progressbar.OptionClearOnFinish(), // the results printed after it stay readable
-		progressbar.OptionFullWidth(),
+		progressbar.OptionSetWidth(30), // not full width: a terminal that reports no size (a CI pty) would get a bar of none
 	)
 	_ = bar.RenderBlank() // shown at once, before the first step ends
 	return bar
