@@ -39,13 +39,13 @@ func runBenchJournal(a *app, cmd *cobra.Command) {
 		}
 		sort.Ints(ns)
 		absDir, _ := filepath.Abs(*dir)
-	steps := 3
-	if *pgURL == "none" {
-		steps = 2
-	}
-	bar, out := a.phases(out, "bench journal", steps)
-	defer endBar(bar)
-	bar.Describe("bench journal: raw fsync")
+		steps := 3
+		if *pgURL == "none" {
+			steps = 2
+		}
+		bar, out := a.phases(out, "bench journal", steps)
+		defer endBar(bar)
+		bar.Describe("bench journal: raw fsync")
 		fmt.Fprintf(out, "leasehold bench journal — %s, duration %s per configuration\n", time.Now().UTC().Format(time.RFC3339), *dur)
 
 		fmt.Fprintf(out, "\n[1/3] raw write(4 KiB)+fdatasync in %s ...\n", absDir)
@@ -56,8 +56,8 @@ func runBenchJournal(a *app, cmd *cobra.Command) {
 		fmt.Fprintf(out, "      %d fdatasyncs: %s each, %.0f/s\n", n, fsync, 1/fsync.Seconds())
 
 		_ = bar.Add(1)
-	bar.Describe("bench journal: sqlite")
-	fmt.Fprintf(out, "\n[2/3] SQLite (embedded, in-process: no network round trip)\n")
+		bar.Describe("bench journal: sqlite")
+		fmt.Fprintf(out, "\n[2/3] SQLite (embedded, in-process: no network round trip)\n")
 		sdir, err := os.MkdirTemp(*dir, "leasehold-bench-*")
 		if err != nil {
 			return err

@@ -45,7 +45,7 @@ func newBar(w io.Writer, total int64, desc string) *progressbar.ProgressBar {
 		// seed, a phase), and a redraw right after printed results is
 		// what keeps the bar visible (barWriter).
 		progressbar.OptionClearOnFinish(), // the results printed after it stay readable
-		progressbar.OptionSetWidth(30), // not full width: a terminal that reports no size (a CI pty) would get a bar of none
+		progressbar.OptionSetWidth(30),    // not full width: a terminal that reports no size (a CI pty) would get a bar of none
 	)
 	_ = bar.RenderBlank() // shown at once, before the first step ends
 	return bar
