@@ -10,8 +10,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/leasehold/leasehold"
 	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
 )
 
 func runAudit(a *app, cmd *cobra.Command) {

@@ -6,9 +6,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/internal/bench"
-	"github.com/spf13/cobra"
 )
 
 // runBenchAPI is `leasehold bench api`: runs enqueued, claimed in batches

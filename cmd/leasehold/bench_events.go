@@ -6,9 +6,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold/internal/bench"
 	"github.com/leasehold/leasehold/internal/scheduler"
-	"github.com/spf13/cobra"
 )
 
 // runBenchEvents is `leasehold bench events`: run events in batches (what

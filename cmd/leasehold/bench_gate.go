@@ -6,8 +6,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/leasehold/leasehold/internal/bench"
 	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold/internal/bench"
 )
 
 // runBenchGate is `leasehold bench gate`: the write-behind gate's happy

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold/internal/bench"
 	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/internal/scheduler"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/spf13/cobra"
 )
 
 // runBenchMemory is `leasehold bench memory`: the Go heap and goroutine

@@ -8,9 +8,10 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/bench"
-	"github.com/spf13/cobra"
 )
 
 // runBenchWorlds is `leasehold bench worlds`: one hot world (the bank

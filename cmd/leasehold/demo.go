@@ -7,8 +7,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/leasehold/leasehold"
 	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
 )
 
 func runDemo(a *app, cmd *cobra.Command) {

@@ -6,11 +6,12 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/doctor"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/spf13/cobra"
 )
 
 // runDoctor samples the store clock against this process's monotonic clock,

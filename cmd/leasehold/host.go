@@ -14,12 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/host/programs"
 	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/lease"
-	"github.com/spf13/cobra"
 )
 
 // programsByName are the programs `leasehold host --program` can run.

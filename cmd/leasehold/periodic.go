@@ -6,8 +6,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/leasehold/leasehold"
 	"github.com/spf13/cobra"
+
+	"github.com/leasehold/leasehold"
 )
 
 // runPeriodic is `leasehold periodic`: check a periodic schedule as

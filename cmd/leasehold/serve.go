@@ -8,9 +8,10 @@ import (
 	"net"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/server"
-	"github.com/spf13/cobra"
 )
 
 // defaultListen is `leasehold serve`'s address: loopback, so a server

@@ -8,9 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/leasehold/leasehold/internal/bugs"
 	"github.com/leasehold/leasehold/internal/sim"
-	"github.com/spf13/cobra"
 )
 
 // runSim is `leasehold sim`: seeds of the deterministic simulator with a
