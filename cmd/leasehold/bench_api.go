@@ -29,7 +29,7 @@ func runBenchAPI(a *app, cmd *cobra.Command) {
 	renewals := fs.Int("renewals", 0, "renew calls per held run between claim and complete (heartbeats through the API)")
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
 		if *n < 1 || *workers < 1 || *claimBatch < 1 || *claimBatch > 1000 || *enqBatch < 1 {
-			return fmt.Errorf("bench api: --runs, --workers, --enqueue-batch must be positive and --claim-batch in 1..1000")
+			return usagef("bench api: --runs, --workers, --enqueue-batch must be positive and --claim-batch in 1..1000")
 		}
 		cfg := bench.APIConfig{Runs: *n, Workers: *workers, ClaimBatch: *claimBatch, EnqueueBatch: *enqBatch, Renewals: *renewals}
 		fmt.Fprintf(out, "leasehold bench api — %s; %d runs, %d remote workers over loopback HTTP, claim batch %d, complete-many, enqueue batch %d\n",
@@ -45,7 +45,10 @@ func runBenchAPI(a *app, cmd *cobra.Command) {
 		if *pgURL != "none" {
 			stores = append(stores, store{"postgres", func(ctx context.Context) (leasehold.Driver, func(), error) { return openBenchPostgres(ctx, *pgURL) }})
 		}
+		bar, out := a.phases(out, "bench api", len(stores))
+		defer endBar(bar)
 		for _, st := range stores {
+			bar.Describe("bench api: " + st.name)
 			d, closeFn, err := st.open(ctx)
 			if err != nil {
 				return fmt.Errorf("%s: %w", st.name, err)
@@ -69,6 +72,7 @@ func runBenchAPI(a *app, cmd *cobra.Command) {
 				fmt.Fprintf(out, "  %-26s %8d %10s %10s\n", ep, len(r.Latency[ep]),
 					r.Quantile(ep, 0.5).Round(time.Microsecond), r.Quantile(ep, 0.99).Round(time.Microsecond))
 			}
+			_ = bar.Add(1)
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,11 +70,14 @@ func runBenchHeartbeats(a *app, cmd *cobra.Command) {
 					return nil
 				}})
 		}
+		bar, out := a.phases(out, "bench heartbeats", 2*len(stores))
+		defer endBar(bar)
 		for _, st := range stores {
 			fmt.Fprintf(out, "\n[%s]\n", st.name)
 			fmt.Fprintf(out, "  %-12s %12s %12s %10s %12s %12s %12s %6s\n", "mode", "stmts/s", "rows/s", "rows/stmt", "commits/s", "db CPU", "proc CPU", "lost")
 			var rs []bench.HeartbeatResult
 			for _, mode := range []keeper.Mode{keeper.ModeSync, keeper.ModeWriteBehind} {
+				bar.Describe(fmt.Sprintf("bench heartbeats: %s %s", strings.Fields(st.name)[0], mode))
 				s, closeFn, err := st.open(ctx)
 				if err != nil {
 					return fmt.Errorf("%s: %w", st.name, err)
@@ -101,6 +105,7 @@ func runBenchHeartbeats(a *app, cmd *cobra.Command) {
 				fmt.Fprintf(out, "  %-12s %12.2f %12.0f %10.1f %12s %12s %12s %6d\n", mode, r.StatementsPerSecond(), r.RowsPerSecond(),
 					r.RowsPerStatement(), commits, dbCPU, r.ProcCPU.Round(10*time.Millisecond), r.Lost)
 				rs = append(rs, r)
+				_ = bar.Add(1)
 			}
 			sy, wb := rs[0], rs[1]
 			fmt.Fprintf(out, "  sync/writebehind: statements %.0fx fewer (target >= 1000x), rows/s %.2f (same rows/s: ~1)",

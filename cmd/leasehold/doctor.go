@@ -54,7 +54,10 @@ func runDoctor(a *app, cmd *cobra.Command) {
 		if d.Name() == "sqlite" {
 			fmt.Fprintln(out, "            SQLite's store clock is this process's wall clock: this measures its steps and rate against the monotonic clock")
 		}
+		// A spinner: doctor.Sample reports no probe as it goes.
+		bar := a.progress(-1, fmt.Sprintf("sampling the store clock: %d probes", *samples))
 		probes, err := doctor.Sample(ctx, d, clock.Real(), *samples, *every)
+		endBar(bar)
 		if err != nil {
 			return err
 		}

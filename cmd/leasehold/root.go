@@ -128,7 +128,7 @@ func newRoot(a *app) *cobra.Command {
 		worldsCommand(a),
 		a.group("tokens", "API bearer tokens: create, ls, revoke (straight in the store --db names)",
 			cmd("create", "create a token: --scope S (repeatable) [--name N]; prints the secret once", noArgs, tokensCreate),
-			cmd("ls", "list tokens, without secrets", noArgs, tokensList),
+			withAliases(cmd("ls", "list tokens, without secrets", noArgs, tokensList), "list"),
 			cmd("revoke ID", "revoke a token", oneArg("token ID"), tokensRevoke)),
 		cmd("audit", "verify a journal (--world W from the store, or --file F.jsonl) and prove who held the lease at every position", noArgs, runAudit),
 		cmd("export", "write a world's journal as JSONL", noArgs, runExport),
@@ -187,4 +187,11 @@ func withClient(ctx context.Context, open func(context.Context) (*leasehold.Clie
 	}
 	defer c.Close()
 	return fn(c)
+}
+
+// withAliases gives cmd other names (the dispatcher this tree replaced
+// took `tokens list` too).
+func withAliases(cmd *cobra.Command, names ...string) *cobra.Command {
+	cmd.Aliases = append(cmd.Aliases, names...)
+	return cmd
 }
