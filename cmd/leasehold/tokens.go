@@ -32,18 +32,15 @@ func tokensCreate(a *app, cmd *cobra.Command) {
 		if len(scopes) == 0 {
 			return usagef("tokens create needs at least one --scope (e.g. --scope admin, --scope work:queue:emails.*)")
 		}
-		c, err := open(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		secret, tok, err := c.CreateToken(ctx, *name, scopes)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "token %s (%s)\n%s\nThe secret is shown this once: the store keeps only its hash. Send it as Authorization: Bearer <secret>.\n",
-			tok.ID, strings.Join(tok.Scopes, " "), secret)
-		return nil
+		return withClient(ctx, open, func(c *leasehold.Client) error {
+			secret, tok, err := c.CreateToken(ctx, *name, scopes)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "token %s (%s)\n%s\nThe secret is shown this once: the store keeps only its hash. Send it as Authorization: Bearer <secret>.\n",
+				tok.ID, strings.Join(tok.Scopes, " "), secret)
+			return nil
+		})
 	})
 }
 
@@ -60,53 +57,47 @@ func tokensList(a *app, cmd *cobra.Command) {
 	open := storeFlags(fs)
 	asJSON := fs.Bool("json", false, "machine-readable: one JSON object per line (stable field names)")
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
-		c, err := open(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		ts, err := c.Tokens(ctx)
-		if err != nil {
-			return err
-		}
-		stamp := func(t time.Time) string {
-			if t.IsZero() {
-				return ""
+		return withClient(ctx, open, func(c *leasehold.Client) error {
+			ts, err := c.Tokens(ctx)
+			if err != nil {
+				return err
 			}
-			return t.UTC().Format(time.RFC3339)
-		}
-		enc := json.NewEncoder(out)
-		for _, t := range ts {
-			if *asJSON {
-				if err := enc.Encode(tokenJSON{ID: t.ID, Name: t.Name, Scopes: t.Scopes, CreatedAt: stamp(t.CreatedAt), RevokedAt: stamp(t.RevokedAt)}); err != nil {
-					return err
+			stamp := func(t time.Time) string {
+				if t.IsZero() {
+					return ""
 				}
-				continue
+				return t.UTC().Format(time.RFC3339)
 			}
-			state := "live"
-			if t.Revoked() {
-				state = "revoked " + stamp(t.RevokedAt)
+			enc := json.NewEncoder(out)
+			for _, t := range ts {
+				if *asJSON {
+					if err := enc.Encode(tokenJSON{ID: t.ID, Name: t.Name, Scopes: t.Scopes, CreatedAt: stamp(t.CreatedAt), RevokedAt: stamp(t.RevokedAt)}); err != nil {
+						return err
+					}
+					continue
+				}
+				state := "live"
+				if t.Revoked() {
+					state = "revoked " + stamp(t.RevokedAt)
+				}
+				fmt.Fprintf(out, "%-21s %-20q %-30s created %s  %s\n", t.ID, t.Name, strings.Join(t.Scopes, " "), stamp(t.CreatedAt), state)
 			}
-			fmt.Fprintf(out, "%-21s %-20q %-30s created %s  %s\n", t.ID, t.Name, strings.Join(t.Scopes, " "), stamp(t.CreatedAt), state)
-		}
-		return nil
+			return nil
+		})
 	})
 }
 
 func tokensRevoke(a *app, cmd *cobra.Command) {
 	open := storeFlags(cmd.Flags())
 	cmd.RunE = a.action(func(ctx context.Context, args []string, out io.Writer) error {
-		c, err := open(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		tok, err := c.RevokeToken(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "token %s revoked at %s\n", tok.ID, tok.RevokedAt.UTC().Format(time.RFC3339))
-		return nil
+		return withClient(ctx, open, func(c *leasehold.Client) error {
+			tok, err := c.RevokeToken(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "token %s revoked at %s\n", tok.ID, tok.RevokedAt.UTC().Format(time.RFC3339))
+			return nil
+		})
 	})
 }
 
