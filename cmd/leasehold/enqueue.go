@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/leasehold/leasehold"
@@ -56,7 +57,10 @@ func runEnqueue(a *app, cmd *cobra.Command) {
 		// A batch's payloads together stay under the driver's per-call cap.
 		batch := max(1, min(enqueueBatch, driver.MaxBatchPayloadBytes/max(1, len(e.Payload))))
 		return withClient(ctx, open, func(c *leasehold.Client) error {
-			bar := a.progress(int64(*count), "enqueue "+*queue)
+			bar := progressbar.DefaultSilent(int64(*count)) // one call: nothing to watch
+			if *count > enqueueBatch {
+				bar = a.progress(int64(*count), "enqueue "+*queue)
+			}
 			defer endBar(bar)
 			var done []leasehold.Enqueued
 			for left := *count; left > 0; {
