@@ -15,6 +15,9 @@ import (
 	"github.com/leasehold/leasehold"
 )
 
+// runAudit is `leasehold audit`: verify a journal from the store
+// (--world) or an export (--file), print who held the lease at each
+// position, and exit 1 after the report when it fails.
 func runAudit(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
 	open := storeFlags(fs)
@@ -95,6 +98,8 @@ func printSpans(out io.Writer, rep leasehold.AuditReport, positions bool) {
 	}
 }
 
+// runExport is `leasehold export`: a world's journal as JSONL, to stdout
+// or whole into --out.
 func runExport(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
 	open := storeFlags(fs)
@@ -151,6 +156,7 @@ func exportFile(ctx context.Context, c *leasehold.Client, world, path string) (i
 	return n, err
 }
 
+// runImport is `leasehold import`: a new world from a verified export.
 func runImport(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
 	open := storeFlags(fs)

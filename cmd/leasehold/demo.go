@@ -12,6 +12,7 @@ import (
 	"github.com/leasehold/leasehold"
 )
 
+// runDemo is `leasehold demo`: the README's tour of the fenced journal, audited.
 func runDemo(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
 	open := storeFlags(fs)

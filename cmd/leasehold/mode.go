@@ -41,6 +41,7 @@ func serverFlags(fs *flag.FlagSet) func() *apiClient {
 	return func() *apiClient { return &apiClient{base: *base, token: *token} }
 }
 
+// runModeGet is `mode get`: GET /v1/admin/mode.
 func runModeGet(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
 	api := serverFlags(fs)
@@ -54,6 +55,7 @@ func runModeGet(a *app, cmd *cobra.Command) {
 	})
 }
 
+// runModeSet is `mode set MODE`: POST /v1/admin/mode for one worker or all.
 func runModeSet(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
 	api := serverFlags(fs)

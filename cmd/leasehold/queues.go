@@ -42,6 +42,7 @@ func queueArg(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// runQueuesPause is `queues pause QUEUE` or, with sub "resume", `queues resume QUEUE`.
 func runQueuesPause(sub string) func(*app, *cobra.Command) {
 	return func(a *app, cmd *cobra.Command) {
 		open := storeFlags(cmd.Flags())
@@ -62,6 +63,7 @@ func runQueuesPause(sub string) func(*app, *cobra.Command) {
 	}
 }
 
+// runQueuesLimit is `queues limit QUEUE`: the queue's global limits, 0 for none.
 func runQueuesLimit(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
 	open := storeFlags(fs)
@@ -107,6 +109,7 @@ type queueJSON struct {
 	UpdatedAt    *time.Time       `json:"updated_at"`
 }
 
+// runQueuesList is `queues [ls]`: every queue with its limits and runs by state.
 func runQueuesList(a *app, cmd *cobra.Command) {
 	fs := cmd.Flags()
 	open := storeFlags(fs)
