@@ -22,5 +22,9 @@ func plantedRevivalBug(sql string) string {
 	if !bugs.DrainRevives {
 		return sql
 	}
-	return strings.Replace(sql, "AND runs.expires_at > ?3", "AND (runs.expires_at > ?3 OR ?3 IS NOT NULL)", 1)
+	return strings.Replace(sql, revivalCheck, "AND (runs.expires_at > ? OR 1)", 1) // the same parameters: see valuesCTE
 }
+
+// revivalCheck is the drain renewal's expiry check that plantedRevivalBug
+// removes (runRenewChunkSQL holds it; a test checks).
+const revivalCheck = "AND runs.expires_at > ?"

@@ -20,22 +20,30 @@ const completeChunk = 100
 
 // runCompleteChunkSQL completes up to completeChunk runs in one statement:
 // RunComplete's rule, WHERE id AND fence AND state = 'running', joined
-// against the chunk's rows (c, one primary-key lookup each). ?1 is the
-// finish time; completion i (from 0) binds ?(3i+2), ?(3i+3), ?(3i+4) as
-// id, fence and result. A chunk that is not full is padded with NULL ids,
-// which match no run, so one prepared statement serves every size.
-// RETURNING names the runs it completed.
-var runCompleteChunkSQL = valuesCTE("c(id, fence, result)", completeChunk, 3, 2) + `
-UPDATE runs SET state = 'completed', result = c.result, finished_at = ?1, owner = '', expires_at = NULL
+// against the chunk's rows (c, one primary-key lookup each). Completion i
+// (from 0) binds parameters 3i+1, 3i+2, 3i+3 as id, fence and result; the
+// last parameter, after the chunk's, is the finish time. A chunk that is
+// not full is padded with NULL ids, which match no run, so one prepared
+// statement serves every size. RETURNING names the runs it completed.
+var runCompleteChunkSQL = valuesCTE("c(id, fence, result)", completeChunk, 3) + `
+UPDATE runs SET state = 'completed', result = c.result, finished_at = ?, owner = '', expires_at = NULL
 FROM c
 WHERE runs.id = c.id AND runs.fence = c.fence AND runs.state = 'running'
 RETURNING runs.id`
 
-// valuesCTE is "WITH <table> AS (VALUES …)" of rows rows of width numbered
-// parameters each, the first row binding ?first … ?(first+width-1): the
-// chunk a multi-row statement joins against, one prepared statement for
-// every batch size (unused rows are bound to NULL and match nothing).
-func valuesCTE(table string, rows, width, first int) string {
+// valuesCTE is "WITH <table> AS (VALUES …)" of rows rows of width
+// parameters each: the chunk a multi-row statement joins against, one
+// prepared statement for every batch size (unused rows are bound to NULL
+// and match nothing). Being first in the statement, its parameters are
+// numbered 1 to rows×width; the statement's own follow them.
+//
+// The parameters are anonymous ("?"), not numbered ("?NNN"), on purpose:
+// modernc.org/sqlite asks SQLite for each parameter's name on every bind
+// (sqlite3_bind_parameter_name), which for numbered parameters is a
+// linear search of the statement's name list — quadratic in the chunk's
+// width, 10–28 % of a completion batch's CPU in the profile
+// (docs/BENCHMARKS.md). Anonymous parameters have no name to look up.
+func valuesCTE(table string, rows, width int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "WITH %s AS (VALUES ", table)
 	for i := range rows {
@@ -47,7 +55,7 @@ func valuesCTE(table string, rows, width, first int) string {
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "?%d", first+width*i+j)
+			b.WriteByte('?')
 		}
 		b.WriteByte(')')
 	}
@@ -82,12 +90,12 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 	}
 	defer tx.Rollback()
 	complete := tx.StmtContext(ctx, st.completeChunk)
-	args := make([]any, 1+3*completeChunk)
-	args[0] = journal.NormalizeTime(d.clock.Now()).UnixMicro() // read under the writer lock
+	args := make([]any, 3*completeChunk+1)
+	args[3*completeChunk] = journal.NormalizeTime(d.clock.Now()).UnixMicro() // read under the writer lock
 	done := make(map[int64]struct{}, n)
 	for from := 0; from < n; from += completeChunk {
 		for i := range completeChunk {
-			a := args[1+3*i : 4+3*i]
+			a := args[3*i : 3*i+3]
 			if k := from + i; k < n {
 				a[0], a[1], a[2] = p.Runs[k].ID, p.Runs[k].Fence, nullBytes(p.Runs[k].Result)
 			} else {

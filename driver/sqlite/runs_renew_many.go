@@ -13,15 +13,16 @@ import (
 const renewChunk = 100
 
 // runRenewChunkSQL renews up to renewChunk leases in one statement:
-// RunRenew's rule joined against the chunk's (id, fence, owner) rows. ?1 is
-// the new expiry, ?2 the batch's owner (for rows whose own is NULL), ?3 the
-// store now; lease i (from 0) binds ?(3i+4), ?(3i+5), ?(3i+6) as id, fence
-// and owner. Padding rows are NULL and match nothing. It writes only
-// expires_at.
-var runRenewChunkSQL = valuesCTE("c(id, fence, owner)", renewChunk, 3, 4) + `
-UPDATE runs SET expires_at = ?1
+// RunRenew's rule joined against the chunk's (id, fence, owner) rows. Lease
+// i (from 0) binds parameters 3i+1, 3i+2, 3i+3 as id, fence and owner; the
+// three after the chunk's are the new expiry, the batch's owner (for rows
+// whose own is NULL) and the store now. Padding rows are NULL and match
+// nothing. It writes only expires_at. The parameters are anonymous: see
+// valuesCTE.
+var runRenewChunkSQL = valuesCTE("c(id, fence, owner)", renewChunk, 3) + `
+UPDATE runs SET expires_at = ?
 FROM c
-WHERE runs.id = c.id AND runs.fence = c.fence AND runs.owner = coalesce(c.owner, ?2) AND runs.state = 'running' AND runs.expires_at > ?3
+WHERE runs.id = c.id AND runs.fence = c.fence AND runs.owner = coalesce(c.owner, ?) AND runs.state = 'running' AND runs.expires_at > ?
 RETURNING runs.id`
 
 // RunRenewMany implements driver.RunStore: the whole drain is one BEGIN
@@ -47,12 +48,15 @@ func (d *store) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) 
 	defer tx.Rollback()
 	renew := tx.StmtContext(ctx, st.renewChunk)
 	now := journal.NormalizeTime(d.clock.Now())
-	args := make([]any, 3+3*renewChunk)
-	args[0], args[1], args[2] = now.Add(p.Lease).UnixMicro(), p.Owner, now.UnixMicro()
+	// The chunk's parameters come first (valuesCTE), then the new expiry,
+	// the owner and the instant the lease must not have passed.
+	args := make([]any, 3*renewChunk+3)
+	tail := args[3*renewChunk:]
+	tail[0], tail[1], tail[2] = now.Add(p.Lease).UnixMicro(), p.Owner, now.UnixMicro()
 	renewed := make(map[int64]struct{}, n)
 	for from := 0; from < n; from += renewChunk {
 		for i := range renewChunk {
-			a := args[3+3*i : 6+3*i]
+			a := args[3*i : 3*i+3]
 			a[0], a[1], a[2] = nil, nil, nil
 			if k := from + i; k < n {
 				a[0], a[1] = p.Runs[k].ID, p.Runs[k].Fence
