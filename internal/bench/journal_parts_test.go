@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/driver/postgres"
+	"github.com/leasehold/leasehold/driver/sqlite"
+)
+
+// TestJournalPartsSQLite: every step of the parts ladder runs and commits
+// what it says (the part steps' entries are in the journal table, the
+// driver's appends in its world), a few slices only.
+func TestJournalPartsSQLite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "p.db")
+	d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = d.Migrate(ctx)
+	require.NoError(t, err)
+	steps, err := SQLiteParts(ctx, d, path, PartsConfig{Rounds: 1, Slice: 20 * time.Millisecond})
+	require.NoError(t, err)
+	checkParts(t, ctx, d, steps, 7)
+}
+
+// TestJournalPartsPostgres is TestJournalPartsSQLite on Postgres.
+func TestJournalPartsPostgres(t *testing.T) {
+	url := os.Getenv("LEASEHOLD_TEST_DATABASE_URL")
+	if url == "" {
+		require.NotEqual(t, "true", os.Getenv("CI"), "CI needs LEASEHOLD_TEST_DATABASE_URL")
+		t.Skip("LEASEHOLD_TEST_DATABASE_URL not set")
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	schema := fmt.Sprintf("lh_parts_%d", time.Now().UnixNano())
+	_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	defer admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+	d, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: schema})
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = d.Migrate(ctx)
+	require.NoError(t, err)
+	steps, err := PostgresParts(ctx, d, url, schema, PartsConfig{Rounds: 1, Slice: 20 * time.Millisecond})
+	require.NoError(t, err)
+	checkParts(t, ctx, d, steps, 9)
+}
+
+func checkParts(t *testing.T, ctx context.Context, d driver.Driver, steps []PartStep, n int) {
+	require.Len(t, steps, n)
+	for _, s := range steps {
+		require.Positive(t, s.N, s.Name)
+		require.Positive(t, s.Mean(), s.Name)
+	}
+	driverAppends := steps[n-2].N + steps[n-1].N
+	got, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "real", From: 2, Limit: 1000})
+	require.NoError(t, err)
+	require.Len(t, got, driverAppends, "every driver append is in its world's journal")
+	for _, e := range got {
+		require.EqualValues(t, "bench", e.Kind)
+	}
+}
