@@ -1,0 +1,143 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/runs"
+)
+
+// explained is what EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) says of
+// one statement that the load on the machine does not bend: the WAL it
+// wrote, the buffers it touched and dirtied, the plan's node types and
+// indexes.
+type explained struct {
+	walRecords, walBytes, walFPI, hit, dirtied, read float64
+	nodes                                            []string
+	execMs                                           float64
+}
+
+func explain(t *testing.T, ctx context.Context, tx interface {
+	QueryRow(context.Context, string, ...any) interface{ Scan(...any) error }
+}, q string, args ...any) explained {
+	t.Helper()
+	var raw []byte
+	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) "+q, args...).Scan(&raw))
+	var doc []struct {
+		Plan          map[string]any `json:"Plan"`
+		ExecutionTime float64        `json:"Execution Time"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	p := doc[0].Plan
+	f := func(k string) float64 { v, _ := p[k].(float64); return v }
+	e := explained{walRecords: f("WAL Records"), walBytes: f("WAL Bytes"), walFPI: f("WAL FPI"),
+		hit: f("Shared Hit Blocks"), dirtied: f("Shared Dirtied Blocks"), read: f("Shared Read Blocks"), execMs: doc[0].ExecutionTime}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		s, _ := n["Node Type"].(string)
+		if ix, ok := n["Index Name"].(string); ok {
+			s += " " + ix
+		} else if rel, ok := n["Relation Name"].(string); ok {
+			s += " " + rel
+		}
+		e.nodes = append(e.nodes, s)
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			walk(k.(map[string]any))
+		}
+	}
+	walk(p)
+	return e
+}
+
+type pgxQueryRower struct {
+	q func(context.Context, string, ...any) interface{ Scan(...any) error }
+}
+
+func (r pgxQueryRower) QueryRow(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
+	return r.q(ctx, q, args...)
+}
+
+// TestRunPathExplained profiles the run path's two writing statements on
+// Postgres without a clock: a plain claim of a batch of 100 (claimRunsPlain)
+// and its completion (completeRuns), each under EXPLAIN (ANALYZE, BUFFERS,
+// WAL) in one transaction, with the table's update counters of that
+// transaction (pg_stat_xact_user_tables). It pins what docs/BENCHMARKS.md
+// quotes: the claim reads the runs_claimable index (no scan of runs), and
+// a transition writes one heap tuple and one entry per index whose
+// predicate the new row matches — no update is HOT, since state, which
+// every transition changes, is in the partial indexes' predicates.
+func TestRunPathExplained(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := open(t, Config{})
+	const batch = 100
+	es := make([]runs.Enqueue, 10*batch)
+	for i := range es {
+		es[i] = runs.Enqueue{Queue: "q", Payload: []byte(`{"n":1}`)}
+	}
+	_, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: es})
+	require.NoError(t, err)
+	tx, err := d.s.general.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	qr := pgxQueryRower{q: func(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
+		return tx.QueryRow(ctx, q, args...)
+	}}
+	claim := explain(t, ctx, qr, claimRunsPlain, nil, "q", batch, "o", 5*time.Minute)
+	rows, err := tx.Query(ctx, `SELECT id, fence FROM runs WHERE state = 'running' ORDER BY id`)
+	require.NoError(t, err)
+	var ids, fences []int64
+	for rows.Next() {
+		var id, fence int64
+		require.NoError(t, rows.Scan(&id, &fence))
+		ids, fences = append(ids, id), append(fences, fence)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, ids, batch)
+	// Many more runs held than the batch completes, as a worker of high
+	// concurrency holds them: the completion must still find its rows by
+	// id, not scan the held set.
+	_, err = tx.Exec(ctx, claimRunsPlain, nil, "q", 8*batch, "o", 5*time.Minute)
+	require.NoError(t, err)
+	complete := explain(t, ctx, qr, completeRuns, nil, ids, fences, make([][]byte, batch))
+	var upd, hot int64
+	require.NoError(t, tx.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relid = 'runs'::regclass`).Scan(&upd, &hot))
+	var indexes []string
+	irows, err := tx.Query(ctx, `SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = 'runs'::regclass ORDER BY 1`)
+	require.NoError(t, err)
+	for irows.Next() {
+		var s string
+		require.NoError(t, irows.Scan(&s))
+		indexes = append(indexes, s)
+	}
+	require.NoError(t, irows.Err())
+	require.NoError(t, tx.Commit(ctx))
+
+	for _, c := range []struct {
+		name string
+		e    explained
+	}{{"claim", claim}, {"complete", complete}} {
+		t.Logf("%s of %d: WAL %.0f records (%.2f per run), %.0f bytes (%.0f per run), %.0f full-page images; buffers hit %.0f, dirtied %.0f, read %.0f; %.2f ms (loaded machine: not a figure)\n  plan: %s",
+			c.name, batch, c.e.walRecords, c.e.walRecords/batch, c.e.walBytes, c.e.walBytes/batch, c.e.walFPI,
+			c.e.hit, c.e.dirtied, c.e.read, c.e.execMs, strings.Join(c.e.nodes, " > "))
+		require.NotContains(t, strings.Join(c.e.nodes, ","), "Seq Scan runs", "%s scans the runs table", c.name)
+	}
+	t.Logf("runs: %d updates, %d HOT; indexes: %s", upd, hot, strings.Join(indexes, ", "))
+	require.EqualValues(t, 10*batch, upd, "900 claimed, 100 of them completed")
+	require.Zero(t, hot, "no transition is HOT (state is in the partial indexes' predicates)")
+	require.Contains(t, strings.Join(claim.nodes, ","), "runs_claimable", "the claim reads the claimable index")
+	// A claim writes per run: the new heap tuple, the old one's lock and
+	// xmax, and an entry in runs_pkey, runs_expiry and runs_running_queue;
+	// a completion the heap tuple, runs_pkey and runs_finished. The bounds
+	// leave room for page splits and catch a new index on the path.
+	require.LessOrEqual(t, claim.walRecords/batch, 7.0, fmt.Sprintf("claim WAL records per run: %s", strings.Join(indexes, ",")))
+	require.LessOrEqual(t, complete.walRecords/batch, 6.0, "completion WAL records per run")
+}
