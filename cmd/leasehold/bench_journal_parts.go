@@ -56,7 +56,7 @@ func runBenchJournalParts(ctx context.Context, args []string, out io.Writer) err
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	printParts(out, "sqlite (WAL, synchronous=FULL)", steps)
+	printParts(out, "sqlite (WAL, synchronous=FULL)", steps, true)
 
 	if *pgURL == "none" {
 		return nil
@@ -83,21 +83,27 @@ func runBenchJournalParts(ctx context.Context, args []string, out io.Writer) err
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	printParts(out, "postgres (synchronous_commit=on; each part transaction one round trip)", steps)
+	printParts(out, "postgres (synchronous_commit=on; each part transaction one round trip)", steps, false)
 	return nil
 }
 
 // printParts prints each step's mean, its ratio to the floor (the first
-// step) and its difference from the line above.
-func printParts(out io.Writer, title string, steps []bench.PartStep) {
-	fmt.Fprintf(out, "\n[%s]\n  %-58s %10s %8s %10s %8s\n", title, "step", "mean", "x floor", "vs above", "n")
+// step), its difference from the line above and, where the store counts
+// them per step (walCounted), its WAL pages per transaction — a figure a
+// loaded machine does not bend.
+func printParts(out io.Writer, title string, steps []bench.PartStep, walCounted bool) {
+	fmt.Fprintf(out, "\n[%s]\n  %-58s %10s %8s %10s %8s %10s\n", title, "step", "mean", "x floor", "vs above", "n", "WAL pages")
 	floor := steps[0].Mean()
 	for i, s := range steps {
 		diff := ""
 		if i > 0 {
 			diff = (s.Mean() - steps[i-1].Mean()).Round(time.Microsecond).String()
 		}
-		fmt.Fprintf(out, "  %-58s %10s %7.2fx %10s %8d\n", s.Name, s.Mean().Round(time.Microsecond),
-			float64(s.Mean())/float64(floor), diff, s.N)
+		pages := "-"
+		if walCounted {
+			pages = fmt.Sprintf("%.2f", s.WALPages())
+		}
+		fmt.Fprintf(out, "  %-58s %10s %7.2fx %10s %8d %10s\n", s.Name, s.Mean().Round(time.Microsecond),
+			float64(s.Mean())/float64(floor), diff, s.N, pages)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +34,15 @@ type PartStep struct {
 	Name  string
 	Total time.Duration
 	N     int
+	// WALBytes is what the step's transactions wrote to the WAL, where the
+	// store lets it be counted per step (SQLite: the WAL file's growth;
+	// 0 on Postgres, whose WAL the other sessions of the server share).
+	WALBytes int64
 }
+
+// WALPages is the step's WAL per transaction in SQLite frames (a 24-byte
+// header and a 4 KiB page).
+func (s PartStep) WALPages() float64 { return float64(s.WALBytes) / (24 + 4096) / float64(max(s.N, 1)) }
 
 // Mean is the step's mean latency.
 func (s PartStep) Mean() time.Duration { return s.Total / time.Duration(max(s.N, 1)) }
@@ -56,14 +65,31 @@ func (c PartsConfig) withDefaults() PartsConfig {
 
 type partFn func(ctx context.Context) error
 
+// walMeter measures a slice's WAL: reset before it, read after it (nil
+// where the store cannot tell one session's WAL from another's).
+type walMeter struct {
+	reset func(ctx context.Context) error
+	size  func() (int64, error)
+}
+
 // runParts runs fns in turn, cfg.Slice each, cfg.Rounds times.
-func runParts(ctx context.Context, cfg PartsConfig, names []string, fns []partFn) ([]PartStep, error) {
+func runParts(ctx context.Context, cfg PartsConfig, names []string, fns []partFn, wal *walMeter) ([]PartStep, error) {
 	out := make([]PartStep, len(fns))
 	for i := range out {
 		out[i].Name = names[i]
 	}
 	for range cfg.Rounds {
 		for i, fn := range fns {
+			var w0 int64
+			if wal != nil {
+				if err := wal.reset(ctx); err != nil {
+					return nil, fmt.Errorf("%s: resetting the WAL: %w", names[i], err)
+				}
+				var err error
+				if w0, err = wal.size(); err != nil {
+					return nil, err
+				}
+			}
 			start := time.Now()
 			for time.Since(start) < cfg.Slice {
 				t0 := time.Now()
@@ -72,6 +98,13 @@ func runParts(ctx context.Context, cfg PartsConfig, names []string, fns []partFn
 				}
 				out[i].Total += time.Since(t0)
 				out[i].N++
+			}
+			if wal != nil {
+				w1, err := wal.size()
+				if err != nil {
+					return nil, err
+				}
+				out[i].WALBytes += w1 - w0
 			}
 		}
 	}
@@ -141,6 +174,41 @@ func SQLiteParts(ctx context.Context, d driver.Driver, path string, cfg PartsCon
 	db.SetMaxOpenConns(1)
 	if _, err := db.ExecContext(ctx, "CREATE TABLE bench_floor (a INTEGER PRIMARY KEY, b BLOB)"); err != nil {
 		return nil, err
+	}
+	// The WAL is counted per step: no automatic checkpoint on either
+	// writer connection (it would restart the WAL mid-slice); each slice
+	// starts on an empty WAL (a TRUNCATE checkpoint between slices).
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+		return nil, err
+	}
+	if b, ok := d.(interface {
+		BeginTx(context.Context) (*sql.Tx, error)
+	}); ok {
+		tx, err := b.BeginTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		_, err = tx.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0")
+		if err == nil {
+			err = tx.Commit()
+		}
+		if err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	wal := &walMeter{
+		reset: func(ctx context.Context) error {
+			_, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+			return err
+		},
+		size: func() (int64, error) {
+			fi, err := os.Stat(path + "-wal")
+			if err != nil {
+				return 0, err
+			}
+			return fi.Size(), nil
+		},
 	}
 	prep := func(q string) (*sql.Stmt, error) { return db.PrepareContext(ctx, q) }
 	floor, err := prep(`INSERT INTO bench_floor (b) VALUES (?)`)
@@ -214,7 +282,7 @@ func SQLiteParts(ctx context.Context, d driver.Driver, path string, cfg PartsCon
 		step(0), step(1), step(2), step(3),
 		driverAppend(d, "real", false), driverAppend(d, "real", true),
 	}
-	return runParts(ctx, cfg, names, fns)
+	return runParts(ctx, cfg, names, fns, wal)
 }
 
 // PostgresParts measures the parts in schema, which d (the driver,
@@ -300,5 +368,5 @@ func PostgresParts(ctx context.Context, d driver.Driver, url, schema string, cfg
 		step(3, "journal_entries"), step(3, "bench_entries"),
 		driverAppend(d, "real", false), driverAppend(d, "real", true),
 	}
-	return runParts(ctx, cfg, names, fns)
+	return runParts(ctx, cfg, names, fns, nil)
 }

@@ -30,6 +30,12 @@ func TestJournalPartsSQLite(t *testing.T) {
 	steps, err := SQLiteParts(ctx, d, path, PartsConfig{Rounds: 1, Slice: 20 * time.Millisecond})
 	require.NoError(t, err)
 	checkParts(t, ctx, d, steps, 7)
+	// Counted, not timed: the floor commits one page, the head read none,
+	// the head update one; the entry and its key add theirs.
+	require.InDelta(t, 1, steps[0].WALPages(), 0.2, steps[0].Name)
+	require.Zero(t, steps[1].WALBytes, steps[1].Name)
+	require.InDelta(t, 1, steps[2].WALPages(), 0.2, steps[2].Name)
+	require.Greater(t, steps[4].WALPages(), steps[3].WALPages(), "the key index adds a page")
 }
 
 // TestJournalPartsPostgres is TestJournalPartsSQLite on Postgres.
