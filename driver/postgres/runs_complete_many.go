@@ -32,12 +32,22 @@ import (
 // so the rule is written where the write is.
 //
 // The store time is read once for the batch.
+//
+// l finds the batch's rows by primary key alone: r.id = ANY($2) restates
+// the join as a condition on runs, and l does not test the state. With
+// r.state = 'running' in l, the planner read every running run — through
+// the runs_running_queue partial index, whose predicate that matches, or
+// by a sequential scan — and hash-joined the batch against them (EXPLAIN
+// in TestRunPathExplained): a completion's cost grew with the number of
+// runs held, not with its batch. The state is tested where the write is:
+// a run of the batch that is final under the same fence is locked by l
+// for the rest of the statement, and not changed.
 const completeRuns = `WITH ` + storeNowSQL + `,
 l AS (
     SELECT r.id, c.fence, c.result
     FROM unnest($2::bigint[], $3::bigint[], $4::bytea[]) AS c(id, fence, result)
     JOIN runs r ON r.id = c.id AND r.fence = c.fence
-    WHERE r.state = 'running'
+    WHERE r.id = ANY($2::bigint[])
     ORDER BY r.id
     FOR UPDATE OF r
 )
