@@ -58,7 +58,26 @@ type Lifecycle struct {
 	started  chan struct{}
 	stopped  chan struct{}
 	initOnce sync.Once
+
+	labelsMu sync.Mutex           // guards labels
+	labels   map[string]*goLabels // by loop name, at most maxCachedLoops
 }
+
+// goLabels is what Go starts a loop's goroutines with: the loop's pprof
+// labels, as a context, and its goroutine name. They are made once per
+// loop name and reused: a worker starts two goroutines per run, and
+// building them afresh each time (pprof.Do: a label set, a label map, a
+// context, the name string) was about a tenth of the run path's
+// allocations (docs/BENCHMARKS.md).
+type goLabels struct {
+	ctx  context.Context
+	name string
+}
+
+// maxCachedLoops bounds the labels cache: some loop names carry a world
+// or a queue name, and a long-lived host may see any number of those.
+// Past the bound a loop's labels are made per call, as before.
+const maxCachedLoops = 64
 
 func (l *Lifecycle) init() {
 	l.initOnce.Do(func() {
@@ -133,10 +152,33 @@ func (l *Lifecycle) Start(ctx context.Context, start func(ctx context.Context) e
 // step or from a goroutine the lifecycle already counts.
 func (l *Lifecycle) Go(loop string, fn func()) {
 	l.wg.Add(1)
-	rt.Or(l.RT).Go(l.name()+" "+loop, func() {
+	g := l.loopLabels(loop)
+	rt.Or(l.RT).Go(g.name, func() {
 		defer l.wg.Done()
-		pprof.Do(context.Background(), pprof.Labels("service", l.name(), "loop", loop), func(context.Context) { fn() })
+		// The goroutine ends with fn: its labels need no restoring.
+		pprof.SetGoroutineLabels(g.ctx)
+		fn()
 	})
+}
+
+// loopLabels returns loop's labels, cached (goLabels).
+func (l *Lifecycle) loopLabels(loop string) *goLabels {
+	l.labelsMu.Lock()
+	defer l.labelsMu.Unlock()
+	if g, ok := l.labels[loop]; ok {
+		return g
+	}
+	g := &goLabels{
+		ctx:  pprof.WithLabels(context.Background(), pprof.Labels("service", l.name(), "loop", loop)),
+		name: l.name() + " " + loop,
+	}
+	if l.labels == nil {
+		l.labels = make(map[string]*goLabels)
+	}
+	if len(l.labels) < maxCachedLoops {
+		l.labels[loop] = g
+	}
+	return g
 }
 
 // Stop stops the service: it runs drain (if not nil) with ctx while the
