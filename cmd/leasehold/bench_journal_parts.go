@@ -88,11 +88,12 @@ func runBenchJournalParts(ctx context.Context, args []string, out io.Writer) err
 }
 
 // printParts prints each step's mean, its ratio to the floor (the first
-// step), its difference from the line above and, where the store counts
-// them per step (walCounted), its WAL pages per transaction — a figure a
-// loaded machine does not bend.
+// step), its difference from the line above and its WAL — pages per
+// transaction where the store counts them per step (walCounted: SQLite),
+// else the bytes EXPLAIN reported for its statements (Postgres) — figures
+// a loaded machine does not bend.
 func printParts(out io.Writer, title string, steps []bench.PartStep, walCounted bool) {
-	fmt.Fprintf(out, "\n[%s]\n  %-58s %10s %8s %10s %8s %10s\n", title, "step", "mean", "x floor", "vs above", "n", "WAL pages")
+	fmt.Fprintf(out, "\n[%s]\n  %-58s %10s %8s %10s %8s %10s\n", title, "step", "mean", "x floor", "vs above", "n", "WAL")
 	floor := steps[0].Mean()
 	for i, s := range steps {
 		diff := ""
@@ -100,8 +101,11 @@ func printParts(out io.Writer, title string, steps []bench.PartStep, walCounted 
 			diff = (s.Mean() - steps[i-1].Mean()).Round(time.Microsecond).String()
 		}
 		pages := "-"
-		if walCounted {
+		switch {
+		case walCounted:
 			pages = fmt.Sprintf("%.2f", s.WALPages())
+		case s.StatementWALBytes > 0:
+			pages = fmt.Sprintf("%d B", s.StatementWALBytes)
 		}
 		fmt.Fprintf(out, "  %-58s %10s %7.2fx %10s %8d %10s\n", s.Name, s.Mean().Round(time.Microsecond),
 			float64(s.Mean())/float64(floor), diff, s.N, pages)

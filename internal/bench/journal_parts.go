@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -38,6 +39,10 @@ type PartStep struct {
 	// store lets it be counted per step (SQLite: the WAL file's growth;
 	// 0 on Postgres, whose WAL the other sessions of the server share).
 	WALBytes int64
+	// StatementWALBytes is, on Postgres, the WAL the step's statements
+	// wrote in one transaction as EXPLAIN (ANALYZE, WAL) reports it (the
+	// commit record aside; 0 where not measured).
+	StatementWALBytes int64
 }
 
 // WALPages is the step's WAL per transaction in SQLite frames (a 24-byte
@@ -331,29 +336,69 @@ func PostgresParts(ctx context.Context, d driver.Driver, url, schema string, cfg
 	// step builds one part transaction as one pipelined batch: BEGIN, the
 	// head lock, then by depth the update, the entry (into table), its
 	// key; COMMIT.
-	step := func(depth int, table string) partFn {
-		return func(ctx context.Context) error {
-			b := &pgx.Batch{}
-			b.Queue("BEGIN")
-			b.Queue(headSQL)
-			if depth >= 1 {
-				b.Queue(updSQL, e.hash)
-			}
-			if depth >= 2 {
-				next := &e.pos // a fresh position in the table written
-				if table != "journal_entries" {
-					next = &copyPos
-				}
-				*next++
-				key := ""
-				if depth >= 3 {
-					key = fmt.Sprintf("%s%s-%d", e.keyPrefix, table, *next)
-				}
-				b.Queue(fmt.Sprintf(insSQL, table), "parts", *next, key, e.payload, e.prev, e.hash)
-			}
-			b.Queue("COMMIT")
-			return conn.SendBatch(ctx, b).Close()
+	// build queues one part transaction: BEGIN, the head lock, then by
+	// depth the update, the entry (into table), its key; COMMIT. With
+	// explain set, each statement runs under EXPLAIN (ANALYZE, WAL) so its
+	// WAL can be read back (walOf).
+	build := func(depth int, table string, explain bool) *pgx.Batch {
+		x := ""
+		if explain {
+			x = "EXPLAIN (ANALYZE, WAL, FORMAT JSON) "
 		}
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(x + headSQL)
+		if depth >= 1 {
+			b.Queue(x+updSQL, e.hash)
+		}
+		if depth >= 2 {
+			next := &e.pos // a fresh position in the table written
+			if table != "journal_entries" {
+				next = &copyPos
+			}
+			*next++
+			key := ""
+			if depth >= 3 {
+				key = fmt.Sprintf("%s%s-%d", e.keyPrefix, table, *next)
+			}
+			b.Queue(x+fmt.Sprintf(insSQL, table), "parts", *next, key, e.payload, e.prev, e.hash)
+		}
+		b.Queue("COMMIT")
+		return b
+	}
+	step := func(depth int, table string) partFn {
+		return func(ctx context.Context) error { return conn.SendBatch(ctx, build(depth, table, false)).Close() }
+	}
+	// walOf runs a part transaction once under EXPLAIN and sums the WAL
+	// its statements wrote (the commit record aside): per statement, so
+	// the other sessions of the server do not count.
+	walOf := func(ctx context.Context, depth int, table string) (int64, error) {
+		b := build(depth, table, true)
+		br := conn.SendBatch(ctx, b)
+		defer br.Close()
+		var total int64
+		for i := range b.Len() {
+			if i == 0 || i == b.Len()-1 { // BEGIN, COMMIT
+				if _, err := br.Exec(); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			var raw []byte
+			if err := br.QueryRow().Scan(&raw); err != nil {
+				return 0, err
+			}
+			var doc []struct {
+				Plan struct {
+					WALBytes int64 `json:"WAL Bytes"`
+				} `json:"Plan"`
+			}
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				return 0, err
+			}
+			total += doc[0].Plan.WALBytes
+		}
+		return total, nil
 	}
 	names := []string{"floor: one-row autocommit INSERT", "lock: BEGIN + head SELECT FOR UPDATE + COMMIT",
 		"+ conditional head UPDATE", "+ entry INSERT, journal_entries (FK + notify trigger)",
@@ -368,5 +413,17 @@ func PostgresParts(ctx context.Context, d driver.Driver, url, schema string, cfg
 		step(3, "journal_entries"), step(3, "bench_entries"),
 		driverAppend(d, "real", false), driverAppend(d, "real", true),
 	}
-	return runParts(ctx, cfg, names, fns, nil)
+	out, err := runParts(ctx, cfg, names, fns, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range []struct {
+		depth int
+		table string
+	}{{0, "journal_entries"}, {1, "journal_entries"}, {2, "journal_entries"}, {2, "bench_entries"}, {3, "journal_entries"}, {3, "bench_entries"}} {
+		if out[i+1].StatementWALBytes, err = walOf(ctx, p.depth, p.table); err != nil {
+			return nil, fmt.Errorf("%s: explaining: %w", out[i+1].Name, err)
+		}
+	}
+	return out, nil
 }

@@ -61,6 +61,14 @@ func TestJournalPartsPostgres(t *testing.T) {
 	steps, err := PostgresParts(ctx, d, url, schema, PartsConfig{Rounds: 1, Slice: 20 * time.Millisecond})
 	require.NoError(t, err)
 	checkParts(t, ctx, d, steps, 9)
+	// The head lock writes a row-lock record; the update and each insert
+	// add theirs; the key adds its index entry.
+	for i := 1; i <= 6; i++ {
+		require.Positive(t, steps[i].StatementWALBytes, steps[i].Name)
+	}
+	require.Greater(t, steps[2].StatementWALBytes, steps[1].StatementWALBytes, "the update")
+	require.Greater(t, steps[3].StatementWALBytes, steps[2].StatementWALBytes, "the entry")
+	require.Greater(t, steps[5].StatementWALBytes, steps[3].StatementWALBytes, "the key")
 }
 
 func checkParts(t *testing.T, ctx context.Context, d driver.Driver, steps []PartStep, n int) {
