@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
 
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
@@ -22,23 +23,27 @@ import (
 // turn round after round so a loaded machine bends them alike
 // (internal/bench/journal_parts.go). Each part's cost is the difference
 // between two adjacent lines.
-func runBenchJournalParts(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlagSet("bench journal-parts", out)
+func runBenchJournalParts(a *app, cmd *cobra.Command) {
+	fs := cmd.Flags()
 	dir := fs.String("dir", ".", "directory for the SQLite file (the disk measured)")
 	pgURL := fs.String("postgres", defaultBenchPostgres(), `Postgres URL ("none" to skip); a throwaway schema`)
 	rounds := fs.Int("rounds", 5, "rounds over every step")
 	slice := fs.Duration("slice", 200*time.Millisecond, "time per step per round")
-	if err := fs.Parse(args); err != nil {
-		return err
+	cmd.RunE = a.action(func(ctx context.Context, _ []string, out io.Writer) error {
+		return benchJournalParts(ctx, out, *dir, *pgURL, *rounds, *slice)
+	})
+}
+
+// benchJournalParts runs `bench journal-parts` once its flags are read.
+func benchJournalParts(ctx context.Context, out io.Writer, dir, pgURL string, rounds int, slice time.Duration) error {
+	if rounds < 1 || rounds > 1000 || slice <= 0 || slice > time.Minute {
+		return usagef("--rounds must be in 1..1000 and --slice in (0, 1m]")
 	}
-	if *rounds < 1 || *rounds > 1000 || *slice <= 0 || *slice > time.Minute {
-		return fmt.Errorf("--rounds must be in 1..1000 and --slice in (0, 1m]")
-	}
-	cfg := bench.PartsConfig{Rounds: *rounds, Slice: *slice}
+	cfg := bench.PartsConfig{Rounds: rounds, Slice: slice}
 	fmt.Fprintf(out, "leasehold bench journal-parts — %s; %d rounds, %s per step per round\n",
 		time.Now().UTC().Format(time.RFC3339), cfg.Rounds, cfg.Slice)
 
-	sdir, err := os.MkdirTemp(*dir, "leasehold-bench-*")
+	sdir, err := os.MkdirTemp(dir, "leasehold-bench-*")
 	if err != nil {
 		return err
 	}
@@ -58,10 +63,10 @@ func runBenchJournalParts(ctx context.Context, args []string, out io.Writer) err
 	}
 	printParts(out, "sqlite (WAL, synchronous=FULL)", steps, true)
 
-	if *pgURL == "none" {
+	if pgURL == "none" {
 		return nil
 	}
-	admin, err := pgx.Connect(ctx, *pgURL)
+	admin, err := pgx.Connect(ctx, pgURL)
 	if err != nil {
 		return fmt.Errorf("postgres: %w (use --postgres none to skip)", err)
 	}
@@ -71,7 +76,7 @@ func runBenchJournalParts(ctx context.Context, args []string, out io.Writer) err
 		return err
 	}
 	defer admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-	pd, err := postgres.Open(ctx, postgres.Config{URL: *pgURL, Schema: schema})
+	pd, err := postgres.Open(ctx, postgres.Config{URL: pgURL, Schema: schema})
 	if err != nil {
 		return err
 	}
@@ -79,7 +84,7 @@ func runBenchJournalParts(ctx context.Context, args []string, out io.Writer) err
 	if _, err := pd.Migrate(ctx); err != nil {
 		return err
 	}
-	steps, err = bench.PostgresParts(ctx, pd, *pgURL, schema, cfg)
+	steps, err = bench.PostgresParts(ctx, pd, pgURL, schema, cfg)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}

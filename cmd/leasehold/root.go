@@ -160,11 +160,12 @@ func newRoot(a *app) *cobra.Command {
 // benchCommand is `bench`: alone (or `bench journal`) the journal
 // benchmark, as before the command tree.
 func benchCommand(a *app) *cobra.Command {
-	bench := a.command("bench", "benchmarks: journal (the default), runs, events, gate, memory, heartbeats, worlds, retention, api — see docs/BENCHMARKS.md",
+	bench := a.command("bench", "benchmarks: journal (the default), journal-parts, runs, events, gate, memory, heartbeats, worlds, retention, api — see docs/BENCHMARKS.md",
 		cobra.NoArgs, runBenchJournal)
 	cmd := a.command
 	bench.AddCommand(
 		cmd("journal", "appends beside the raw fsync rate, SQLite and Postgres", noArgs, runBenchJournal),
+		cmd("journal-parts", "one append built up part by part beside the store's one-row commit", noArgs, runBenchJournalParts),
 		cmd("runs", "runs/s with a no-op handler (drain and mixed shapes) and event rows/s", noArgs, runBenchRuns),
 		cmd("events", "group-committed events beside one INSERT per event", noArgs, runBenchEvents),
 		cmd("gate", "the write-behind gate beside time.Now", noArgs, runBenchGate),
