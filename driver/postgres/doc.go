@@ -116,7 +116,9 @@
 //   - RunClaim picks and claims in one UPDATE … FROM a CTE that selects
 //     the available, due runs in claim order FOR UPDATE SKIP LOCKED:
 //     concurrent claimers skip each other's picks, so no run is claimed
-//     twice, and fence+1 fences out every earlier holder.
+//     twice, and the new fence, greatest(fence, floor)+1, fences out
+//     every earlier holder — also one a standby promoted after losing
+//     writes never heard of (fencefloor.go).
 //   - The runner's writes (renew, complete, fail, block) are UPDATE …
 //     WHERE id AND fence AND state = 'running' (a renewal also AND owner
 //     AND expires_at > now, so it never revives an expired lease). When

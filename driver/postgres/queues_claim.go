@@ -16,10 +16,11 @@ import (
 // FOR UPDATE SKIP LOCKED makes concurrent claimers pass over each other's
 // picks instead of waiting for them, so no run is claimed twice; a pick
 // another claimer committed first is re-checked on its new version (no
-// longer available) and dropped. fence+1 fences out every earlier holder.
-// RunClaim tries it first (see claim below), so a busy queue without
+// longer available) and dropped. The new fence, greatest(fence, floor)+1,
+// fences out every earlier holder, also one a promoted standby never heard
+// of (fencefloor.go). RunClaim tries it first (see claim below), so a busy queue without
 // controls pays one index probe for them.
-const claimRunsPlain = `WITH ` + storeNowSQL + `, c AS (
+const claimRunsPlain = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `, c AS (
     SELECT id FROM runs
     WHERE queue = $2 AND state = 'available' AND scheduled_at <= (SELECT now FROM t)
       AND NOT EXISTS (SELECT 1 FROM queues
@@ -28,9 +29,9 @@ const claimRunsPlain = `WITH ` + storeNowSQL + `, c AS (
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 )
-UPDATE runs r SET state = 'running', owner = $4, fence = r.fence + 1, attempt = r.attempt + 1,
+UPDATE runs r SET state = 'running', owner = $4, fence = greatest(r.fence, fl.floor) + 1, attempt = r.attempt + 1,
     expires_at = t.now + $5::interval
-FROM c, t
+FROM c, t, fl
 WHERE r.id = c.id
 RETURNING ` + runColumnsR
 
@@ -61,7 +62,7 @@ FOR UPDATE`
 // start and p drops the starts that left the window — one statement. A
 // run still running under an expired lease counts as running until the
 // reclaimer returns it, so the limit holds under the reclaimer too.
-const claimRunsControlled = `WITH ` + storeNowSQL + `,
+const claimRunsControlled = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `,
 q AS (SELECT paused, max_running, rate_limit, rate_period_us * interval '1 microsecond' AS period
       FROM queues WHERE name = $2),
 b AS (SELECT CASE WHEN q.paused THEN 0 ELSE greatest(0, least($3,
@@ -79,9 +80,9 @@ c AS (
     FOR UPDATE SKIP LOCKED
 ),
 u AS (
-    UPDATE runs r SET state = 'running', owner = $4, fence = r.fence + 1, attempt = r.attempt + 1,
+    UPDATE runs r SET state = 'running', owner = $4, fence = greatest(r.fence, fl.floor) + 1, attempt = r.attempt + 1,
         expires_at = t.now + $5::interval
-    FROM t
+    FROM t, fl
     WHERE r.id = ANY (ARRAY(SELECT id FROM c))
     RETURNING ` + runColumnsR + `
 ),
@@ -105,7 +106,7 @@ SELECT * FROM u`
 // round trip, never a limit.
 func (d *store) claim(ctx context.Context, conn *pgxpool.Conn, p *driver.RunClaimParams) ([]*driver.Run, error) {
 	if _, limited := d.limited.Load(p.Queue); !limited {
-		rows, err := conn.Query(ctx, claimRunsPlain, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
+		rows, err := conn.Query(ctx, plantedFloorBug(claimRunsPlain), d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +126,7 @@ func (d *store) claim(ctx context.Context, conn *pgxpool.Conn, p *driver.RunClai
 func (d *store) claimControlled(ctx context.Context, conn *pgxpool.Conn, p *driver.RunClaimParams) (out []*driver.Run, err error) {
 	b := &pgx.Batch{}
 	b.Queue(lockLimitedQueue, p.Queue)
-	b.Queue(claimRunsControlled, d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
+	b.Queue(plantedFloorBug(claimRunsControlled), d.fakeNow(), p.Queue, p.Limit, p.Owner, p.Lease)
 	br := conn.SendBatch(ctx, b)
 	defer func() {
 		if cerr := br.Close(); err == nil && cerr != nil {

@@ -51,10 +51,11 @@ const rfc3339NanoSQL = `to_char(c.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"H
 // once, each taking rows the others have not locked. A pick whose lease
 // was renewed (or whose run was completed) after the statement's snapshot
 // is re-checked on its new version under the lock and dropped, and the
-// fence+1 fences out the old holder's later writes. scheduled_at is left
+// new fence (greatest(fence, floor)+1, fencefloor.go) fences out the old
+// holder's later writes. scheduled_at is left
 // as it was: the run goes back to its own place in the claim order, not
 // behind the queue (docs/design/run-order.md); reclaimed_at records when.
-const reclaimRuns = `WITH ` + storeNowSQL + `, c AS (
+const reclaimRuns = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `, c AS (
     SELECT id, expires_at, owner, fence FROM runs
     WHERE state = 'running' AND expires_at <= (SELECT now FROM t)
     ORDER BY expires_at, id
@@ -63,10 +64,10 @@ const reclaimRuns = `WITH ` + storeNowSQL + `, c AS (
 )
 UPDATE runs r SET
     state = CASE WHEN r.attempt >= r.max_attempts THEN 'failed' ELSE 'available' END,
-    fence = r.fence + 1, owner = '', expires_at = NULL, reclaimed_at = t.now,
+    fence = greatest(r.fence, fl.floor) + 1, owner = '', expires_at = NULL, reclaimed_at = t.now,
     finished_at = CASE WHEN r.attempt >= r.max_attempts THEN t.now END,
     reason = format('lease expired at %s (owner %s, fence %s)', ` + rfc3339NanoSQL + `, c.owner, c.fence)
-FROM c, t
+FROM c, t, fl
 WHERE r.id = c.id
 RETURNING ` + runColumnsR
 
@@ -82,7 +83,7 @@ func (d *store) RunReclaim(ctx context.Context, p *driver.RunReclaimParams) (*dr
 		return nil, fail(err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, reclaimRuns, d.fakeNow(), limit)
+	rows, err := conn.Query(ctx, plantedFloorBug(reclaimRuns), d.fakeNow(), limit)
 	if err != nil {
 		return nil, fail(err)
 	}

@@ -69,12 +69,12 @@ FROM t
 WHERE id = $2 AND state = 'blocked'
 RETURNING ` + runColumns
 
-	// cancelRun increments the fence, so a running holder is fenced out
-	// of every later write.
-	cancelRun = `WITH ` + storeNowSQL + `
-UPDATE runs SET state = 'cancelled', fence = fence + 1, owner = '', expires_at = NULL,
+	// cancelRun raises the fence (greatest(fence, floor)+1, fencefloor.go),
+	// so a running holder is fenced out of every later write.
+	cancelRun = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `
+UPDATE runs SET state = 'cancelled', fence = greatest(fence, fl.floor) + 1, owner = '', expires_at = NULL,
     finished_at = t.now, reason = $3
-FROM t
+FROM t, fl
 WHERE id = $2 AND state IN ('available', 'running', 'blocked')
 RETURNING ` + runColumns
 )
@@ -139,6 +139,6 @@ func (d *store) RunUnblock(ctx context.Context, p *driver.RunUnblockParams) (*dr
 
 // RunCancel implements driver.RunStore.
 func (d *store) RunCancel(ctx context.Context, p *driver.RunCancelParams) (*driver.Run, error) {
-	return d.runWrite(ctx, "cancel", p.ID, critical(p), cancelRun,
+	return d.runWrite(ctx, "cancel", p.ID, critical(p), plantedFloorBug(cancelRun),
 		[]any{d.fakeNow(), p.ID, p.Reason}, stateRefusal("cancel", p.ID))
 }

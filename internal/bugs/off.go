@@ -27,6 +27,10 @@ const (
 	// MirrorForgetsKeys: host.Host's mirror forgets the command keys it
 	// replayed when it acquires a world, so a retry is decided again.
 	MirrorForgetsKeys = false
+	// NoFenceFloor: the Postgres driver issues fences as fence+1 without
+	// the WAL timeline's floor (driver/postgres/fencefloor.go), so a
+	// standby promoted after losing a claim hands its fence out again.
+	NoFenceFloor = false
 )
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).

@@ -16,6 +16,10 @@ var (
 
 	HostSkipsReplay   bool
 	MirrorForgetsKeys bool
+
+	// NoFenceFloor is not one Set knows: the simulator has no Postgres
+	// store. internal/failover's planted-bug test sets it directly.
+	NoFenceFloor bool
 )
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).
