@@ -4,6 +4,14 @@
 // highest token seen per idempotency key — rejects a token lower than one it
 // has already accepted. Tests read its record to prove each effect happened
 // once, or twice only after an uncertain report.
+//
+// NewIdempotent makes the witness a downstream that also deduplicates by
+// the idempotency key, as SPEC §3 expects a real one to (a payment API's
+// Idempotency-Key): the first accepted call for a key is applied and its
+// result kept; every later accepted call for the key is answered with that
+// result and applied no more. That is what absorbs an effect whose intent
+// was lost with a lossy failover's window and so ran again under the next
+// holder: the tests then count applications, not calls.
 package witness
 
 import (
@@ -20,7 +28,22 @@ var ErrStaleToken = errors.New("witness: fence token lower than one already acce
 type Invocation struct {
 	Key      string // the idempotency key
 	Fence    int64
-	Accepted bool
+	Accepted bool // not refused for its fence
+	// Deduped: accepted by an idempotent witness for a key already
+	// applied, so answered with the first result and not applied. Always
+	// false on a fence-only witness (New).
+	Deduped bool
+}
+
+// Applied reports whether the call took effect downstream.
+func (in Invocation) Applied() bool { return in.Accepted && !in.Deduped }
+
+// Reply is an accepted call's answer.
+type Reply struct {
+	// Result is the first applied call's result for the key (this call's,
+	// unless Deduped).
+	Result  []byte
+	Deduped bool
 }
 
 // Witness is safe for concurrent use.
@@ -29,24 +52,54 @@ type Witness struct {
 	highest     map[string]int64
 	invocations []Invocation
 	floor       map[string]int64 // lowest token accepted, raised by Reconcile
+
+	idempotent bool
+	results    map[string][]byte // idempotent: the first applied result per key
 }
 
-// New returns an empty witness.
+// New returns an empty witness that checks fences only: every accepted call
+// is applied.
 func New() *Witness { return &Witness{highest: map[string]int64{}} }
+
+// NewIdempotent returns an empty witness that checks fences and then
+// deduplicates by idempotency key (see the package doc).
+func NewIdempotent() *Witness {
+	return &Witness{highest: map[string]int64{}, idempotent: true, results: map[string][]byte{}}
+}
 
 // Invoke records a call under key with fence; a fence lower than the
 // highest accepted for key is refused (and recorded as refused).
 func (w *Witness) Invoke(key string, fence int64) error {
+	_, err := w.Apply(key, fence, nil)
+	return err
+}
+
+// Apply is Invoke carrying the result the call would produce. The fence is
+// checked first: a lower token than the highest accepted for key (or than
+// a Reconcile's) is refused with ErrStaleToken, whatever the key's
+// history — the zombie's late call. An accepted call raises the key's
+// highest token; on an idempotent witness it is applied only if it is the
+// key's first, and is otherwise answered with the first result.
+func (w *Witness) Apply(key string, fence int64, result []byte) (Reply, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	least := max(w.highest[key], w.floor[key])
-	ok := fence >= least
-	w.invocations = append(w.invocations, Invocation{Key: key, Fence: fence, Accepted: ok})
-	if !ok {
-		return fmt.Errorf("%w: key %q fence %d < %d", ErrStaleToken, key, fence, least)
+	in := Invocation{Key: key, Fence: fence, Accepted: fence >= least}
+	if !in.Accepted {
+		w.invocations = append(w.invocations, in)
+		return Reply{}, fmt.Errorf("%w: key %q fence %d < %d", ErrStaleToken, key, fence, least)
 	}
 	w.highest[key] = fence
-	return nil
+	reply := Reply{Result: result}
+	if w.idempotent {
+		if first, ok := w.results[key]; ok {
+			in.Deduped, reply = true, Reply{Result: first, Deduped: true}
+		} else {
+			w.results[key] = append([]byte(nil), result...)
+		}
+	}
+	w.invocations = append(w.invocations, in)
+	return reply, nil
 }
 
 // Has reports whether a call under key was accepted: how a handler
@@ -83,6 +136,20 @@ func (w *Witness) Accepted() map[string]int {
 	out := map[string]int{}
 	for _, in := range w.invocations {
 		if in.Accepted {
+			out[in.Key]++
+		}
+	}
+	return out
+}
+
+// Applied returns the number of applied calls per key: Accepted less the
+// deduplicated ones.
+func (w *Witness) Applied() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for _, in := range w.invocations {
+		if in.Applied() {
 			out[in.Key]++
 		}
 	}
