@@ -16,14 +16,30 @@ import (
 // primary commits from there on exists on the primary alone, and the kill
 // destroys it. What was acknowledged before the mark is all present after
 // the promotion; what was acknowledged after the walsender stopped is
-// counted as lost (the appends started after it must all be missing —
-// the proof the window really lost writes). Effects the witness accepted
-// twice without an uncertain report are counted: the ledger that recorded
-// their commit (or the claim they ran under) was lost with the window, so
-// the next holder ran them again; each must have first run inside the
-// window — never one whose record predates it.
+// counted as lost, per kind (the appends started after it must all be
+// missing — the proof the window really lost writes).
+//
+// What the loss must not cause: a fence handed out twice (the promoted
+// standby issues fences above its timeline's floor, past every fence the
+// lost window issued: driver/postgres/fencefloor.go), and an effect applied
+// twice downstream. An effect whose intent and commit were lost with the
+// window is run again by the next holder — the store cannot know it ran —
+// and the downstream, which dedups by the stable idempotency key (run id +
+// key, SPEC §3), answers it with the first result; each such re-run must
+// have first run inside the window, never before the mark. Without the
+// floor the test fails: TestAsynchronousStandbyFailoverWithoutFloor
+// (-tags simbugs).
 func TestAsynchronousStandbyFailover(t *testing.T) {
 	t.Parallel()
+	f := asynchronousFailover(t)
+	require.Zero(t, f.reissued, "a fence was handed out to two claims")
+	require.Empty(t, f.doubles, "an effect was applied twice downstream")
+}
+
+// asynchronousFailover runs the asynchronous-standby scenario and its
+// loss checks, and returns what it found for the caller to judge the
+// fences and doubles.
+func asynchronousFailover(t *testing.T) figures {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*patience)
 	defer cancel()
 	p := newPair(t, false)
@@ -68,20 +84,19 @@ func TestAsynchronousStandbyFailover(t *testing.T) {
 	require.GreaterOrEqual(t, inWindow, 1, "no append acknowledged inside the window")
 	require.Positive(t, f.lostAppends)
 
-	// A double ran first inside the window, never before the mark.
+	// An effect run again ran first inside the window, never before the mark.
 	first := map[string]time.Time{}
 	for _, in := range s.l.invocations {
 		if _, ok := first[in.key]; !ok {
 			first[in.key] = in.at
 		}
 	}
-	for _, key := range f.doubles {
-		require.True(t, first[key].After(mark), "effect %s accepted twice, first at %s, before the mark %s",
+	for _, key := range f.reinvoked {
+		require.True(t, first[key].After(mark), "effect %s invoked twice, first at %s, before the mark %s",
 			key, first[key].Format("15:04:05.000"), mark.Format("15:04:05.000"))
 	}
-	// How the doubles came about: the fences each key was accepted under.
-	// The same fence twice is a claim lost with the window and handed out
-	// again by the promoted standby.
+	// The fences each re-run key was accepted under: one fence twice would
+	// be a claim lost with the window and handed out again.
 	fences := map[string][]int64{}
 	for _, in := range s.wit.Invocations() {
 		if in.Accepted {
@@ -89,7 +104,7 @@ func TestAsynchronousStandbyFailover(t *testing.T) {
 		}
 	}
 	sameFence := 0
-	for _, key := range f.doubles {
+	for _, key := range f.reinvoked {
 		fs := fences[key]
 		for i := 1; i < len(fs); i++ {
 			if fs[i] == fs[i-1] {
@@ -98,8 +113,10 @@ func TestAsynchronousStandbyFailover(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("asynchronous standby: %d of %d doubles were accepted twice under one fence (a fence handed out again)", sameFence, len(f.doubles))
 	t.Logf("asynchronous standby: lost %d completions, %d effect commits, %d events, %d journal appends (%d appended inside the window); "+
-		"%d effects ran twice (all first run inside the window: %v)",
-		f.lostCompletions, f.lostEffects, f.lostEvents, f.lostAppends, inWindow, len(f.doubles), f.doubles)
+		"%d effects invoked again by a later holder (all first run inside the window), %d of them under the fence they first ran under; "+
+		"downstream: %d invocations, %d applied, %d deduped by key (%d under a later fence), %d rejected by fence, %d doubles; %d fences handed out twice",
+		f.lostCompletions, f.lostEffects, f.lostEvents, f.lostAppends, inWindow, len(f.reinvoked), sameFence,
+		f.calls, f.applied, f.deduped, f.dedupedLater, f.rejected, len(f.doubles), f.reissued)
+	return f
 }

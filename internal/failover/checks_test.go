@@ -23,18 +23,32 @@ type figures struct {
 	lostBeforeMark int
 	uncertain      int // uncertain effect reports (reconciled with the witness)
 	unknown        int // writes that failed without an answer (retried or left to the protocol)
-	invocations    int // accepted by the witness
-	doubles        []string
-	firstWrite     time.Duration // kill → first write started after it that succeeded
-	firstOp        string
+	// The downstream's view (an idempotent witness): every call; applied;
+	// accepted but answered with the key's first result (of which under a
+	// higher fence than the applied call's: a later holder running an
+	// effect again); refused for a lower fence.
+	calls, applied, deduped, dedupedLater, rejected int
+	// reinvoked: keys the witness accepted more often than one plus their
+	// uncertain reports — the library called the effect again (the
+	// fence-only witness's "double").
+	reinvoked []string
+	// doubles: effects (run id and key, as the test names them) applied
+	// twice downstream. The one count that is a wrong effect.
+	doubles []string
+	// reissued: handler starts under a (run, fence) an earlier claim had.
+	reissued   int
+	firstWrite time.Duration // kill → first write started after it that succeeded
+	firstOp    string
 }
 
 func (f figures) String() string {
-	return fmt.Sprintf("runs %d (completed %d, failed %d); acknowledged → lost: completions %d → %d, effects %d → %d, "+
+	return fmt.Sprintf("runs %d (completed %d, failed %d); acknowledged → lost: completions %d → %d, effect commits %d → %d, "+
 		"events %d → %d, journal appends %d → %d; uncertain effects reconciled %d; writes with unknown outcome %d; "+
-		"witness calls accepted %d, doubles %d; kill → first successful write %v (%s)",
+		"downstream: invocations %d, applied %d, deduped by key %d (%d under a later fence), rejected by fence %d; "+
+		"effects invoked again %d; doubles (applied twice) %d; fences handed out twice %d; kill → first successful write %v (%s)",
 		f.runs, f.completed, f.failed, f.ackCompletions, f.lostCompletions, f.ackEffects, f.lostEffects,
-		f.ackEvents, f.lostEvents, f.ackAppends, f.lostAppends, f.uncertain, f.unknown, f.invocations, len(f.doubles),
+		f.ackEvents, f.lostEvents, f.ackAppends, f.lostAppends, f.uncertain, f.unknown,
+		f.calls, f.applied, f.deduped, f.dedupedLater, f.rejected, len(f.reinvoked), len(f.doubles), f.reissued,
 		f.firstWrite.Round(time.Millisecond), f.firstOp)
 }
 
@@ -42,8 +56,11 @@ func (f figures) String() string {
 // Every write acknowledged before mark must be present (mark is the kill
 // for a synchronous standby, the last position the asynchronous one is
 // known to have received); those acknowledged after it are counted as lost
-// when missing. A double is a key the witness accepted more often than
-// one plus its uncertain reports.
+// when missing. An effect commit counts as lost when the store holds the
+// key committed under another fence: a later holder ran it again. A double
+// is an effect applied twice downstream; an effect invoked again (accepted
+// more often than one plus its uncertain reports) is counted apart, since
+// the idempotent witness absorbs it.
 func (s *scenario) check(mark time.Time) figures {
 	t := s.t
 	t.Helper()
@@ -53,7 +70,7 @@ func (s *scenario) check(mark time.Time) figures {
 	l := s.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f := figures{runs: len(s.ids), unknown: l.unknown, firstOp: l.firstOp}
+	f := figures{runs: len(s.ids), unknown: l.unknown, firstOp: l.firstOp, reissued: l.reissued}
 	if !l.firstSeen.IsZero() {
 		f.firstWrite = l.firstSeen.Sub(l.killedAt)
 	}
@@ -90,28 +107,29 @@ func (s *scenario) check(mark time.Time) figures {
 		}
 	}
 
-	committed := map[string]bool{} // "run:key"
+	committed := map[string]int64{} // "run:key" → the fence it is committed under
 	for _, id := range s.ids {
 		es, err := d.RunEffectList(ctx, &driver.RunEffectListParams{RunID: id})
 		require.NoError(t, err)
 		for _, e := range es {
 			if e.Committed {
-				committed[fmt.Sprintf("%d:%s", id, e.Key)] = true
+				committed[fmt.Sprintf("%d:%s", id, e.Key)] = e.Fence
 			}
 		}
 		if state[id].State == runs.StateCompleted {
 			for i := range effects {
 				key := fmt.Sprintf("%d:e%d", id, i)
-				require.True(t, committed[key], "completed run %d without effect %s committed", id, key)
+				_, ok := committed[key]
+				require.True(t, ok, "completed run %d without effect %s committed", id, key)
 				require.True(t, s.wit.Has(key), "completed run %d: effect %s never accepted downstream", id, key)
 			}
 		}
 	}
 	f.ackEffects = len(l.effects)
 	for _, e := range l.effects {
-		if !committed[fmt.Sprintf("%d:%s", e.run, e.key)] {
+		if fence, ok := committed[fmt.Sprintf("%d:%s", e.run, e.key)]; !ok || fence != e.fence {
 			f.lostEffects++
-			missing(e.at, fmt.Sprintf("effect %d:%s committed under fence %d", e.run, e.key, e.fence))
+			missing(e.at, fmt.Sprintf("effect %d:%s committed under fence %d (stored: %v under %d)", e.run, e.key, e.fence, ok, fence))
 		}
 	}
 
@@ -163,9 +181,33 @@ func (s *scenario) check(mark time.Time) figures {
 	}
 
 	for key, n := range s.wit.Accepted() {
-		f.invocations += n
 		if n > 1+l.uncertain[key] {
-			f.doubles = append(f.doubles, key)
+			f.reinvoked = append(f.reinvoked, key)
+		}
+	}
+	applied := map[string]int64{} // key → the fence of its applied call
+	for _, in := range s.wit.Invocations() {
+		f.calls++
+		switch {
+		case !in.Accepted:
+			f.rejected++
+		case in.Deduped:
+			f.deduped++
+			if in.Fence > applied[in.Key] {
+				f.dedupedLater++
+			}
+		default:
+			f.applied++
+			applied[in.Key] = in.Fence
+		}
+	}
+	times := map[string]int{}
+	for _, in := range l.invocations {
+		if !in.deduped {
+			times[in.key]++
+			if times[in.key] == 2 {
+				f.doubles = append(f.doubles, in.key)
+			}
 		}
 	}
 	for _, n := range l.uncertain {

@@ -20,6 +20,8 @@ type ledger struct {
 	uncertain   map[string]int // effect idempotency key → uncertain reports
 	unknown     int            // writes whose outcome was unknown (failed without an answer)
 	invocations []invocation
+	claims      map[[2]int64]int // (run, fence) → handler starts under it
+	reissued    int              // handler starts under a (run, fence) an earlier one had
 
 	killedAt  time.Time // zero until the kill
 	firstSeen time.Time // the end of the first write started after the kill that succeeded
@@ -51,13 +53,30 @@ type ackAppend struct {
 }
 
 // invocation is an effect call the witness accepted, as the handler saw it.
+// key is the test's own name of the effect (run id and effect key), not
+// the token's, so that an idempotency key that changed between holders
+// would show as an effect applied twice.
 type invocation struct {
-	key   string
-	fence int64
-	at    time.Time
+	key     string
+	fence   int64
+	at      time.Time
+	deduped bool // the witness answered with the key's first result
 }
 
-func newLedger() *ledger { return &ledger{uncertain: map[string]int{}} }
+func newLedger() *ledger { return &ledger{uncertain: map[string]int{}, claims: map[[2]int64]int{}} }
+
+// claimed notes a handler start: one per claim. A (run, fence) that an
+// earlier start already had is a fence handed out twice — two holders with
+// one fence, which no fence check can tell apart.
+func (l *ledger) claimed(run, fence int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := [2]int64{run, fence}
+	if l.claims[k] > 0 {
+		l.reissued++
+	}
+	l.claims[k]++
+}
 
 // kill marks the moment of the kill.
 func (l *ledger) kill(at time.Time) {
@@ -101,11 +120,11 @@ func (l *ledger) appended(key string, pos int64, start, at time.Time) {
 	l.appends = append(l.appends, ackAppend{key: key, pos: pos, start: start, at: at})
 }
 
-func (l *ledger) invoked(key string, fence int64) {
+func (l *ledger) invoked(key string, fence int64, deduped bool) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.invocations = append(l.invocations, invocation{key: key, fence: fence, at: now})
+	l.invocations = append(l.invocations, invocation{key: key, fence: fence, at: now, deduped: deduped})
 }
 
 func (l *ledger) uncertainReport(key string) {

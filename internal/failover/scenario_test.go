@@ -73,7 +73,7 @@ func newScenario(t *testing.T, p *pair, nRuns int) *scenario {
 		// write to the dead primary fails fast and is retried.
 		AcquireTimeout: postgres.DefaultAcquireTimeout / 10, StatementTimeout: postgres.DefaultStatementTimeout / 10})
 	require.NoError(t, err)
-	s := &scenario{t: t, pair: p, l: newLedger(), wit: witness.New(),
+	s := &scenario{t: t, pair: p, l: newLedger(), wit: witness.NewIdempotent(),
 		appendStop: make(chan struct{}), appendDone: make(chan struct{})}
 	// The world's lease outlives the test: the world holder's renewals
 	// are not what is tested here, its appends are.
@@ -111,6 +111,7 @@ func newScenario(t *testing.T, p *pair, nRuns int) *scenario {
 
 // work is every run's handler: effects × (effect, event, Step).
 func (s *scenario) work(ctx context.Context, r *leasehold.RunHandle) error {
+	s.l.claimed(r.ID, r.Fence)
 	for i := range effects {
 		key := fmt.Sprintf("e%d", i)
 		if err := s.effect(ctx, r, key); err != nil {
@@ -131,21 +132,25 @@ func (s *scenario) work(ctx context.Context, r *leasehold.RunHandle) error {
 
 // effect runs one effect; one left uncertain (its intent recorded, its
 // commit unknown — a kill between the two) is reported, reconciled with
-// the witness and resolved: never assumed either way.
+// the witness and resolved: never assumed either way. The witness is an
+// idempotent downstream: it refuses a lower fence than it accepted for the
+// key, and answers a key it already applied with its first result — what
+// the effect then commits.
 func (s *scenario) effect(ctx context.Context, r *leasehold.RunHandle, key string) error {
 	idem := fmt.Sprintf("%d:%s", r.ID, key)
 	for range 4 {
 		_, err := r.Effect(ctx, key, effectMax, func(fctx context.Context, tok leasehold.EffectToken) ([]byte, error) {
-			if err := s.wit.Invoke(tok.IdempotencyKey, tok.Fence); err != nil {
+			rep, err := s.wit.Apply(tok.IdempotencyKey, tok.Fence, fmt.Appendf(nil, `{"fence":%d}`, tok.Fence))
+			if err != nil {
 				return nil, err
 			}
-			s.l.invoked(tok.IdempotencyKey, tok.Fence)
+			s.l.invoked(idem, tok.Fence, rep.Deduped)
 			select {
 			case <-time.After(effectWork):
 			case <-fctx.Done():
 				return nil, context.Cause(fctx)
 			}
-			return fmt.Appendf(nil, `{"fence":%d}`, tok.Fence), nil
+			return rep.Result, nil
 		})
 		var ue *leasehold.UncertainEffectError
 		if !errors.As(err, &ue) {

@@ -42,7 +42,9 @@ func TestSynchronousStandbyFailover(t *testing.T) {
 	f := s.check(killed)
 	t.Logf("synchronous standby: %s", f)
 	require.Zero(t, f.lostCompletions+f.lostEffects+f.lostEvents+f.lostAppends, "a synchronous standby loses no acknowledged write")
-	require.Empty(t, f.doubles, "effects accepted twice without an uncertain report")
+	require.Empty(t, f.reinvoked, "effects accepted twice without an uncertain report")
+	require.Empty(t, f.doubles, "effects applied twice downstream")
+	require.Zero(t, f.reissued, "a fence handed out to two claims")
 	require.Equal(t, f.runs, f.completed, "every run completed")
 	require.NotZero(t, f.firstWrite, "no write started after the kill succeeded")
 }
