@@ -33,6 +33,11 @@ type State struct {
 	// whole); only a fold in the middle of one sees them set.
 	SignFrom   int64
 	SignDigest []byte
+	// EpochFloor is not part of the fold and never journaled: a store that
+	// can lose commits in a failover sets it on the head it plans from, and
+	// the next grant or handoff starts past it (epoch.go). Zero in every
+	// folded state and in every plan's Before and After.
+	EpochFloor int64
 }
 
 // Held reports whether some holder holds the lease (it may have expired).
@@ -147,8 +152,8 @@ func fold(s State, e *Entry, sealed bool) (State, error) {
 		switch {
 		case s.Held():
 			return bad("grant_while_held", "granted to %q while %q holds epoch %d", p.Holder, s.Holder, s.Epoch)
-		case p.Epoch != s.Epoch+1:
-			return bad("stale_epoch", "granted epoch %d, expected %d", p.Epoch, s.Epoch+1)
+		case !validNextEpoch(s.Epoch, p.Epoch):
+			return bad("stale_epoch", "granted epoch %d, expected %d (or the first of a later band of %d)", p.Epoch, s.Epoch+1, EpochBand)
 		case p.Holder == "" || !termPayloadValid(p.TermMS):
 			return bad("payload", "lease.granted needs a holder and a positive term")
 		case p.GrantedAtPosition != e.Position:
@@ -196,8 +201,8 @@ func fold(s State, e *Entry, sealed bool) (State, error) {
 			return bad(string(reason), "handoff from %q refused (current %s)", p.From, s)
 		}
 		switch {
-		case p.Epoch != s.Epoch+1:
-			return bad("stale_epoch", "handed off to epoch %d, expected %d", p.Epoch, s.Epoch+1)
+		case !validNextEpoch(s.Epoch, p.Epoch):
+			return bad("stale_epoch", "handed off to epoch %d, expected %d (or the first of a later band of %d)", p.Epoch, s.Epoch+1, EpochBand)
 		case p.To == "" || p.To == p.From || !termPayloadValid(p.TermMS):
 			return bad("payload", "lease.handed_off needs a new holder other than %q and a positive term", p.From)
 		}

@@ -73,7 +73,9 @@ type builder struct {
 
 func newBuilder(s State, now time.Time) *builder {
 	now = StoreNow(s, now)
-	return &builder{s: s, now: now, plan: Plan{Before: s, Cond: Cond{
+	before := s
+	before.EpochFloor = 0 // the store's, not the journal's
+	return &builder{s: s, now: now, plan: Plan{Before: before, Cond: Cond{
 		Position: s.Position, Epoch: s.Epoch, Now: now, MaxGrantedAt: math.MaxInt64,
 	}}}
 }
@@ -99,6 +101,7 @@ func (b *builder) addSigned(kind Kind, holder string, epoch int64, key string, p
 
 func (b *builder) done() Plan {
 	b.plan.After = b.s
+	b.plan.After.EpochFloor = 0
 	return b.plan
 }
 
@@ -128,6 +131,13 @@ func validTerm(term time.Duration) error { return ValidateTerm(term) }
 
 // PlanCreate plans a new world whose first entry grants epoch 1 to home.
 func PlanCreate(world, home string, term time.Duration, now time.Time) (Plan, error) {
+	return PlanCreateAbove(world, home, term, now, 0)
+}
+
+// PlanCreateAbove is PlanCreate for a store that names an epoch floor
+// (State.EpochFloor, epoch.go): the first grant starts floor+1 when floor
+// is a positive multiple of EpochBand, else epoch 1.
+func PlanCreateAbove(world, home string, term time.Duration, now time.Time, floor int64) (Plan, error) {
 	if err := ValidateID("world", world); err != nil {
 		return Plan{}, err
 	}
@@ -137,13 +147,13 @@ func PlanCreate(world, home string, term time.Duration, now time.Time) (Plan, er
 	if err := validTerm(term); err != nil {
 		return Plan{}, err
 	}
-	b := newBuilder(State{World: world}, now)
+	b := newBuilder(State{World: world, EpochFloor: floor}, now)
 	b.grant(home, term)
 	return b.done(), nil
 }
 
 func (b *builder) grant(holder string, term time.Duration) {
-	epoch := b.s.Epoch + 1
+	epoch := nextEpoch(b.s)
 	b.add(KindGranted, holder, epoch, "", mustMarshal(Granted{Holder: holder, Epoch: epoch,
 		TermMS: termMS(term), GrantedAtPosition: b.s.Position + 1}))
 }
@@ -211,7 +221,8 @@ func (b *builder) revoke(reason string) {
 }
 
 // PlanHandoff plans lease.handed_off from the live current holder to another
-// holder, starting epoch+1 at this entry's position.
+// holder, starting epoch+1 (or the store's floor+1, epoch.go) at this
+// entry's position.
 func PlanHandoff(s State, now time.Time, from, to string, epoch int64, term time.Duration) (Plan, error) {
 	if err := ValidateID("to", to); err != nil {
 		return Plan{}, err
@@ -227,7 +238,8 @@ func PlanHandoff(s State, now time.Time, from, to string, epoch int64, term time
 		return Plan{}, s.refused("handoff", from, epoch, r)
 	}
 	b.plan.Cond.CheckHolder, b.plan.Cond.Holder, b.plan.Cond.Expiry = true, from, ExpiryLive
-	b.add(KindHandedOff, to, epoch+1, "", mustMarshal(HandedOff{From: from, To: to, Epoch: epoch + 1, TermMS: termMS(term)}))
+	next := nextEpoch(s)
+	b.add(KindHandedOff, to, next, "", mustMarshal(HandedOff{From: from, To: to, Epoch: next, TermMS: termMS(term)}))
 	return b.done(), nil
 }
 
