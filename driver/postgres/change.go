@@ -25,10 +25,16 @@ type changeReq struct {
 	op       string // for errors: "append", "sweep", "grant", …
 	critical bool   // the reserved pool (SyncCritical) or the general one
 	holders  []string
+	// epochs: the change may start an epoch (a lease change), so round
+	// trip 1 also reads the timeline's epoch floor (fencefloor.go) into
+	// the head the planner gets. On the same connection, in the same
+	// transaction as the write: one server, out of recovery, whose
+	// timeline no longer changes.
+	epochs bool
 }
 
-// Round trip 1: lock the head row, then read the store clock and the
-// rejection markers of the locked epoch. The statements run in this order
+// Round trip 1: lock the head row, then read the epoch floor (lease
+// changes), the store clock and the rejection markers of the locked epoch. The statements run in this order
 // within one pipeline, so the clock is read after the lock is granted and
 // the markers under it.
 const (
@@ -111,6 +117,7 @@ func (d *store) change(ctx context.Context, r changeReq, plan planFunc) (*driver
 		return nil, fmt.Errorf("world %q: %w", r.world, driver.ErrNotFound)
 	}
 	p, err := plan(w, now, func(holder string) bool { return rejected[holder] })
+	w.EpochFloor = 0 // the planner's input, not the head's
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +148,9 @@ func (d *store) lockHead(ctx context.Context, conn *pgxpool.Conn, r changeReq) (
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(lockHead, r.world)
+	if r.epochs {
+		b.Queue(plantedFloorBug(readFloor))
+	}
 	if d.clock == nil {
 		b.Queue(readClock)
 	}
@@ -163,6 +173,11 @@ func (d *store) lockHead(ctx context.Context, conn *pgxpool.Conn, r changeReq) (
 	}
 	if err != nil {
 		return
+	}
+	if r.epochs {
+		if err = br.QueryRow().Scan(&w.EpochFloor); err != nil {
+			return
+		}
 	}
 	if d.clock == nil {
 		if err = br.QueryRow().Scan(&now); err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/leasehold/leasehold/internal/bugs"
+	"github.com/leasehold/leasehold/journal"
 )
 
 // The fence floor: why a fence is never handed out twice, even by a
@@ -48,27 +49,35 @@ import (
 // opened to a hot standby before its promotion survives the promotion
 // and would keep the old timeline's floor.
 //
-// SQLite has no failover: its fences are fence+1 (driver/sqlite).
+// World epochs get the same floor: the lease changes read it in their
+// first round trip (change.go, readFloor) and WorldCreate with its clock,
+// and the journal's planner starts the next epoch past it
+// (journal.State.EpochFloor, journal/epoch.go).
+//
+// SQLite has no failover: its fences and epochs are +1 (driver/sqlite).
 // docs/design/fencing.md §9 has the argument in full.
-const fenceFloorSQL = `fl AS (SELECT ((('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint - 1) << 40) AS floor)`
+const timelineFloorSQL = `((('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint - 1) << 40)`
 
-// fenceFloorShift is the width of one timeline's band of fences (the
-// shift in fenceFloorSQL), for tests and docs that compute a floor.
-const fenceFloorShift = 40
+// fenceFloorSQL is the floor as a CTE, fl.floor, for the run statements.
+const fenceFloorSQL = `fl AS (SELECT ` + timelineFloorSQL + ` AS floor)`
+
+// readFloor reads the floor alone, for the world's lease changes.
+const readFloor = `SELECT ` + timelineFloorSQL
 
 // FenceFloor is the lowest value above which a server on WAL timeline tl
-// issues fences: (tl-1) << 40. A fence issued on timeline tl is greater
-// than FenceFloor(tl).
-func FenceFloor(timeline int64) int64 { return (timeline - 1) << fenceFloorShift }
+// issues fences and epochs: (tl-1) · journal.EpochBand, the shift in
+// timelineFloorSQL. A fence issued on timeline tl is greater than
+// FenceFloor(tl).
+func FenceFloor(timeline int64) int64 { return (timeline - 1) * journal.EpochBand }
 
-// plantedFloorBug drops the floor (it becomes 0, every fence fence+1 as
-// before it existed) when the planted bug asks for it: a -tags simbugs
-// build only, so that the failover test can show it catches the reissued
+// plantedFloorBug drops the floor (it becomes 0, every fence and epoch +1
+// as before it existed) when the planted bug asks for it: a -tags simbugs
+// build only, so that the failover tests can show they catch a reissued
 // fence. In any other build the switch is a false constant and sql comes
 // back as is.
 func plantedFloorBug(sql string) string {
 	if !bugs.NoFenceFloor {
 		return sql
 	}
-	return strings.Replace(sql, fenceFloorSQL, `fl AS (SELECT 0::bigint AS floor)`, 1)
+	return strings.Replace(sql, timelineFloorSQL, `0::bigint`, 1)
 }

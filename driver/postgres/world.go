@@ -84,19 +84,21 @@ func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*dr
 }
 
 // WorldCreate implements driver.Driver: one round trip for the store clock
-// (none with an injected StoreClock), then one pipelined transaction that
-// inserts the head row and the first grant.
+// and the epoch floor (fencefloor.go: a world created again after a lossy
+// failover starts past every epoch the lost one had), then one pipelined
+// transaction that inserts the head row and the first grant. Both on one
+// connection, so the floor is the inserting server's.
 func (d *store) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
 	conn, err := d.acquire(ctx, critical(p))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: creating world %q: %w", p.World, err)
 	}
 	defer conn.Release()
-	now, err := d.now(ctx, conn)
+	now, floor, err := d.nowAndFloor(ctx, conn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: creating world %q: %w", p.World, err)
 	}
-	plan, err := journal.PlanCreate(p.World, p.FirstHolder(), p.Term, now)
+	plan, err := journal.PlanCreateAbove(p.World, p.FirstHolder(), p.Term, now, floor)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +122,24 @@ func (d *store) now(ctx context.Context, conn *pgxpool.Conn) (time.Time, error) 
 	return now, nil
 }
 
+// nowAndFloor reads the store clock (or the StoreClock) and the epoch
+// floor on conn, in one round trip.
+func (d *store) nowAndFloor(ctx context.Context, conn *pgxpool.Conn) (now time.Time, floor int64, err error) {
+	if d.clock != nil {
+		err = conn.QueryRow(ctx, plantedFloorBug(readFloor)).Scan(&floor)
+		now = d.clock.Now()
+	} else {
+		err = conn.QueryRow(ctx, plantedFloorBug(readClockAndFloor)).Scan(&now, &floor)
+	}
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("reading the store clock and the epoch floor: %w", err)
+	}
+	return now, floor, nil
+}
+
 const (
+	readClockAndFloor = `SELECT clock_timestamp(), ` + timelineFloorSQL
+
 	insertHead = `INSERT INTO worlds (` + worldColumns + `)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 
@@ -197,7 +216,7 @@ func (d *store) JournalImport(ctx context.Context, p *driver.JournalImportParams
 
 // LeaseChange implements driver.Driver, through the reserved pool.
 func (d *store) LeaseChange(ctx context.Context, p *driver.LeaseChangeParams) (*driver.World, error) {
-	return d.change(ctx, changeReq{world: p.World, op: p.Op, critical: critical(p)},
+	return d.change(ctx, changeReq{world: p.World, op: p.Op, critical: critical(p), epochs: true},
 		func(w *driver.World, now time.Time, _ func(string) bool) (journal.Plan, error) {
 			return p.Plan(w, now)
 		})

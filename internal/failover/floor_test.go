@@ -13,15 +13,18 @@ import (
 	"github.com/leasehold/leasehold/clock"
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
+	"github.com/leasehold/leasehold/journal"
 	"github.com/leasehold/leasehold/runs"
 )
 
 // TestFencesAfterALossyPromotion (SPEC §1, §6): every statement that
-// issues a fence — claim, reclaim, cancel — issues, on a standby promoted
-// after it lost writes, a fence above every fence the old primary issued
-// for that run, including the ones lost with the window, and above the new
-// timeline's floor; and fences still grow by one from there. It runs as a
-// role that is not a superuser, so the timeline read needs no privilege.
+// issues a fence or an epoch — a run's claim, reclaim and cancel; a
+// world's create, grant, handoff and sweep — issues, on a standby promoted
+// after it lost writes, a value above every one the old primary issued for
+// that run or world, including the ones lost with the window, and above
+// the new timeline's floor; and they still grow by one from there. The
+// worlds' journals audit clean with the jump. It runs as a role that is
+// not a superuser, so the timeline read needs no privilege.
 // Without the floor (TestFencesAfterALossyPromotionWithoutFloor, -tags
 // simbugs) the claim lost with the window is handed out again.
 func TestFencesAfterALossyPromotion(t *testing.T) {
@@ -30,28 +33,29 @@ func TestFencesAfterALossyPromotion(t *testing.T) {
 	require.Equal(t, int64(2), h.timeline, "one promotion: the second timeline")
 	floor := postgres.FenceFloor(h.timeline)
 	require.Empty(t, h.reissued(), "a fence issued before the promotion (lost or not) was issued again after it")
+	require.Len(t, h.after, 5, "three runs and two worlds")
 	for id, fs := range h.after {
 		for i, f := range fs {
-			require.Greater(t, f, floor, "run %d: fence %d after the promotion is not above the floor %d", id, f, floor)
+			require.Greater(t, f, floor, "%s: %d after the promotion is not above the floor %d", id, f, floor)
 			if i > 0 {
-				require.Equal(t, fs[i-1]+1, f, "run %d: past the floor fences grow by one", id)
+				require.Equal(t, fs[i-1]+1, f, "%s: past the floor fences and epochs grow by one", id)
 			}
 		}
 	}
-	t.Logf("timeline %d, floor %d: fences per run before the promotion %v (of which lost with the window %v); after it %v",
+	t.Logf("timeline %d, floor %d: fences and epochs before the promotion %v (of which lost with the window %v); after it %v",
 		h.timeline, floor, h.before, h.lost, h.after)
 }
 
-// fenceHistory is every fence the driver issued per run, before the
-// promotion and after it.
+// fenceHistory is every fence and epoch the driver issued per run ("run
+// 1") and world ("world w"), before the promotion and after it.
 type fenceHistory struct {
 	timeline      int64
-	before, after map[int64][]int64
-	lost          map[int64][]int64 // the subset of before issued inside the window
+	before, after map[string][]int64
+	lost          map[string][]int64 // the subset of before issued inside the window
 }
 
-// reissued lists the runs that got, after the promotion, a fence they
-// already had before it.
+// reissued lists the runs and worlds that got, after the promotion, a
+// fence or epoch they already had before it.
 func (h fenceHistory) reissued() []string {
 	var out []string
 	for id, fs := range h.after {
@@ -61,7 +65,7 @@ func (h fenceHistory) reissued() []string {
 		}
 		for _, f := range fs {
 			if had[f] {
-				out = append(out, fmt.Sprintf("run %d fence %d", id, f))
+				out = append(out, fmt.Sprintf("%s: %d", id, f))
 			}
 		}
 	}
@@ -69,10 +73,11 @@ func (h fenceHistory) reissued() []string {
 }
 
 // lossyPromotionFences drives the driver by hand through a lossy
-// failover: claim one run, let the standby catch up, stop replication,
-// then claim, reclaim and cancel — each issuing a fence the kill loses —,
-// kill the primary, promote the standby, and claim, reclaim and cancel
-// again through the same multi-host URL. The store clock is a fake, so the
+// failover: claim one run and create a world, let the standby catch up,
+// stop replication, then claim, reclaim and cancel, revoke and grant the
+// world, create another — each issuing a fence or an epoch the kill
+// loses —, kill the primary, promote the standby, and do it all again
+// through the same multi-host URL. The store clock is a fake, so the
 // reclaim is due when the test says.
 func lossyPromotionFences(t *testing.T) fenceHistory {
 	t.Helper()
@@ -99,17 +104,44 @@ func lossyPromotionFences(t *testing.T) fenceHistory {
 	_, err = d.Migrate(ctx)
 	require.NoError(t, err)
 
-	h := fenceHistory{before: map[int64][]int64{}, after: map[int64][]int64{}, lost: map[int64][]int64{}}
+	h := fenceHistory{before: map[string][]int64{}, after: map[string][]int64{}, lost: map[string][]int64{}}
 	promoted, inWindow := false, false
-	note := func(r *driver.Run) {
+	record := func(id string, v int64) {
 		if promoted {
-			h.after[r.ID] = append(h.after[r.ID], r.Fence)
+			h.after[id] = append(h.after[id], v)
 			return
 		}
-		h.before[r.ID] = append(h.before[r.ID], r.Fence)
+		h.before[id] = append(h.before[id], v)
 		if inWindow {
-			h.lost[r.ID] = append(h.lost[r.ID], r.Fence)
+			h.lost[id] = append(h.lost[id], v)
 		}
+	}
+	note := func(r *driver.Run) { record(fmt.Sprintf("run %d", r.ID), r.Fence) }
+	noteWorld := func(w *driver.World) { record("world "+w.World, w.Epoch) }
+	create := func(world, holder string) {
+		w, err := retried(ctx, func() (*driver.World, error) {
+			return d.WorldCreate(ctx, &driver.WorldCreateParams{World: world, Home: "home", Holder: holder, Term: time.Hour})
+		})
+		require.NoError(t, err)
+		noteWorld(w)
+	}
+	change := func(world, op string, plan func(s journal.State, now time.Time) (journal.Plan, error)) {
+		w, err := retried(ctx, func() (*driver.World, error) {
+			return d.LeaseChange(ctx, &driver.LeaseChangeParams{World: world, Op: op,
+				Plan: func(w *driver.World, now time.Time) (journal.Plan, error) { return plan(w.State, now) }})
+		})
+		require.NoError(t, err)
+		if op != "revoke" { // a revoke ends an epoch, starts none
+			noteWorld(w)
+		}
+	}
+	revokeAndGrant := func(world, to string) {
+		change(world, "revoke", func(s journal.State, now time.Time) (journal.Plan, error) {
+			return journal.PlanRevoke(s, now, s.Epoch, "test")
+		})
+		change(world, "grant", func(s journal.State, now time.Time) (journal.Plan, error) {
+			return journal.PlanGrant(s, now, to, s.Epoch, time.Hour)
+		})
 	}
 	const lease = time.Minute
 	claim := func(n int) []*driver.Run {
@@ -146,6 +178,7 @@ func lossyPromotionFences(t *testing.T) fenceHistory {
 	require.NoError(t, err)
 	a, b, c := enq[0].Run.ID, enq[1].Run.ID, enq[2].Run.ID
 	require.Equal(t, a, claim(1)[0].ID) // fence 1, on the standby too
+	create("w", "h1")                   // epoch 1, on the standby too
 
 	p.caughtUp(ctx)
 	p.pauseReplication(ctx)
@@ -153,7 +186,9 @@ func lossyPromotionFences(t *testing.T) fenceHistory {
 	require.Equal(t, b, claim(1)[0].ID) // fence 1, lost
 	cancelRun(c)                        // fence 1, lost
 	clk.Advance(2 * lease)
-	reclaim(2) // a and b: fence 2, lost
+	reclaim(2)               // a and b: fence 2, lost
+	revokeAndGrant("w", "x") // epoch 2 to x, lost
+	create("w2", "y")        // epoch 1 to y, lost
 	inWindow = false
 
 	_, _ = p.failover(ctx)
@@ -178,6 +213,27 @@ func lossyPromotionFences(t *testing.T) fenceHistory {
 	cancelRun(b) // past the floor: +1
 	clk.Advance(2 * lease)
 	reclaim(2) // a, c
+
+	// w is back at epoch 1 held by h1; w2 does not exist.
+	revokeAndGrant("w", "z")
+	change("w", "handoff", func(s journal.State, now time.Time) (journal.Plan, error) {
+		return journal.PlanHandoff(s, now, "z", "q", s.Epoch, time.Hour)
+	})
+	create("w2", "y2")
+	for _, world := range []string{"w", "w2"} {
+		es, err := retried(ctx, func() ([]journal.Entry, error) {
+			return d.JournalRead(ctx, &driver.JournalReadParams{World: world, From: 1})
+		})
+		require.NoError(t, err)
+		rep := journal.Audit(es)
+		require.True(t, rep.OK(), "world %s does not audit after the promotion: %v", world, rep.Violation)
+		wd, err := retried(ctx, func() (*driver.World, error) {
+			return d.WorldGet(ctx, &driver.WorldGetParams{World: world})
+		})
+		require.NoError(t, err)
+		require.True(t, rep.Final.Equal(wd.State), "world %s: head %s, fold %s", world, wd.State, rep.Final)
+		require.Zero(t, wd.EpochFloor)
+	}
 	return h
 }
 
