@@ -24,7 +24,8 @@
 //
 // Files: entry.go (entries, kinds), encoding.go (canonical bytes and hash),
 // payloads.go (lease entry payloads), fold.go (the lease fold),
-// append.go (the append rule), plan.go (lease changes as plans),
+// append.go (the append rule), plan.go (lease changes as plans), epoch.go
+// (the next epoch, and a store's failover floor),
 // validate.go (input limits), audit.go (verification), jsonl.go (export and
 // import format).
 package journal

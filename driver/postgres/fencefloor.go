@@ -7,8 +7,8 @@ import (
 	"github.com/leasehold/leasehold/journal"
 )
 
-// The fence floor: why a fence is never handed out twice, even by a
-// standby promoted after it lost writes.
+// The fence floor: why a fence (or a world's epoch) is never handed out
+// twice, even by a standby promoted after it lost writes.
 //
 // A run's fence is persisted with the run and raised by one on every
 // claim, reclaim and cancel. An asynchronous standby (or a synchronous one

@@ -25,7 +25,7 @@ import (
 func TestFencesAfterALossyPromotionWithoutFloor(t *testing.T) {
 	plantNoFenceFloor(t)
 	h := lossyPromotionFences(t)
-	t.Logf("without the floor: fences per run before the promotion %v (lost with the window %v); after it %v; reissued: %v",
+	t.Logf("without the floor: fences and epochs before the promotion %v (lost with the window %v); after it %v; reissued: %v",
 		h.before, h.lost, h.after, h.reissued())
 	require.NotEmpty(t, h.reissued(), "without the floor no fence was issued twice: the test cannot see the bug")
 }
