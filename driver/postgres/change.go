@@ -34,9 +34,9 @@ type changeReq struct {
 }
 
 // Round trip 1: lock the head row, then read the epoch floor (lease
-// changes), the store clock and the rejection markers of the locked epoch. The statements run in this order
-// within one pipeline, so the clock is read after the lock is granted and
-// the markers under it.
+// changes), the store clock and the rejection markers of the locked epoch.
+// The statements run in this order within one pipeline, so the clock is
+// read after the lock is granted and the markers under it.
 const (
 	lockHead = `SELECT ` + worldColumns + ` FROM worlds WHERE id = $1 FOR UPDATE`
 
