@@ -174,9 +174,13 @@ func (d *store) lockHead(ctx context.Context, conn *pgxpool.Conn, r changeReq) (
 	if err != nil {
 		return
 	}
-	if r.epochs {
-		if err = br.QueryRow().Scan(&w.EpochFloor); err != nil {
+	if r.epochs { // read whether or not the world exists: results come in order
+		var floor int64
+		if err = br.QueryRow().Scan(&floor); err != nil {
 			return
+		}
+		if found {
+			w.EpochFloor = floor
 		}
 	}
 	if d.clock == nil {
