@@ -59,7 +59,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags simbugs ./internal/sim ./internal/keeper ./driver/sqlite
+	$(GO) vet -tags simbugs ./internal/sim ./internal/keeper ./driver/sqlite ./driver/postgres ./internal/failover
 	cd bench/peers && $(GO) build -o /dev/null ./... && $(GO) vet ./...
 
 ## bench: Go benchmarks (ReportAllocs) and the side-by-side `leasehold bench journal`

@@ -24,12 +24,18 @@
 //     race: the writes acknowledged before the window are all present, the
 //     ones acknowledged inside it are counted as lost;
 //
-// and in both: no effect key accepted twice by the witness unless an
-// uncertain report preceded the second call — on the asynchronous standby
-// the doubles are counted instead, and each must have first run inside the
-// window (a claim lost with the window hands its fence out again: the
-// runbook, docs/operations/ha.md, says why fences cannot help there);
-// writes whose outcome was unknown at
+// and in both: no fence handed out to two claims (the Postgres driver's
+// timeline floor, driver/postgres/fencefloor.go; TestFencesAfterALossyPromotion
+// checks each fence- and epoch-issuing statement by hand) and no effect
+// applied twice downstream. The witness is an idempotent downstream: it
+// refuses a lower fence than it accepted for a key and answers a key it
+// already applied with the first result. On the synchronous standby no
+// effect even reaches it twice but after an uncertain report; on the
+// asynchronous one an effect whose intent was lost with the window is run
+// again by the next holder (counted, deduplicated by its key, and each must
+// have first run inside the window). Built with -tags simbugs, the
+// WithoutFloor tests remove the floor and show the checks catch the
+// reissued fences. Writes whose outcome was unknown at
 // the kill (an append or a commit cut off mid-flight) are resolved as the
 // protocol says — an append is retried with its key and journaled once, an
 // effect intent without a commit is reported uncertain and reconciled with
