@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // wait is on a DOM condition (WaitVisible, Poll), never a sleep; the whole
 // browser session is bounded by browserBudget.
 
-const browserBudget = 50 * time.Second
+const browserBudget = 120 * time.Second
 
 // chromium is the system browser's path. Outside CI a missing browser
 // skips, loudly; under CI=true it fails (.ci/run installs it).
@@ -86,7 +87,7 @@ type shots struct {
 
 func newShots(t *testing.T) *shots {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "leasehold-dashboard-")
+	dir, err := os.MkdirTemp("", "leasehold-dashboard-"+strings.ReplaceAll(t.Name(), "/", "-")+"-")
 	require.NoError(t, err)
 	t.Logf("screenshots in %s", dir)
 	return &shots{dir: dir}
@@ -153,10 +154,20 @@ func login(t *testing.T, ctx context.Context, url, token string) {
 // has them, and cancels a run after confirming; a token with no scope on
 // the data sees nothing; a read token gets no mutating control, and the
 // API refuses the action when the page sends it anyway.
+//
+// It runs on both stores: on Postgres the events reach the stream through
+// LISTEN/NOTIFY, on SQLite through the process's own commit signal.
 func TestDashboardInBrowser(t *testing.T) {
 	t.Parallel()
+	eachStore(t, dashboardInBrowser)
+}
+
+func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) {
+	chromium(t)
+	b := setup(t, open, leasehold.Config{}, server.Config{})
+	// The browser after the server: cleanups run last-first, so the
+	// browser (and its open event streams) is gone before the server closes.
 	ctx := browser(t)
-	b := setup(t, stores[0].open, leasehold.Config{}, server.Config{})
 	d := dashboardFixture(t, b)
 	sh := newShots(t)
 	login(t, ctx, b.url, b.token)
@@ -181,9 +192,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.Equal(t, "worker-1", text(t, ctx, `#run dd[data-field="owner"]`))
 	require.Equal(t, fmt.Sprint(d.held.Fence), text(t, ctx, `#run dd[data-field="fence"]`))
 	require.Equal(t, "committed", text(t, ctx, `#effects tr[data-key="send"] td:nth-child(3)`))
+	// The events come over the SSE stream, not by polling: the page says
+	// the stream is open, and it never asked the paged events endpoint.
+	do(t, ctx, "waiting for the event stream", visible(`body[data-events="live"]`))
 	b.emit(t, d.held, 3, "almost-done") // the runner emits while the page is open
 	do(t, ctx, "waiting for the new event", visible(`#events tr[data-seq="3"]`))
 	require.Equal(t, "almost-done", text(t, ctx, `#events tr[data-seq="3"] td:nth-child(3)`))
+	require.Equal(t, 3, eval[int](t, ctx, `document.querySelectorAll("#events tbody tr[data-seq]").length`), "each event once")
+	require.Zero(t, eval[int](t, ctx, `performance.getEntriesByType("resource").filter(r => /\/events\?/.test(r.name)).length`), "the page polled the events")
 	sh.take(t, ctx, "run-live-events")
 
 	// Live leases: the held run's durable runway, draining between two

@@ -161,24 +161,49 @@ async function runsPage() {
 
 // ---- one run --------------------------------------------------------------
 
-// followEvents calls onEvents with each new batch of the run's events, in
-// (fence, seq) order. It polls GET /v1/runs/{id}/events with the cursor of
-// the last event seen. This is the one seam for live events: when the SSE
-// endpoint (GET /v1/runs/{id}/events/stream, resumable by Last-Event-ID)
-// is on the server, read it here instead — with fetch() and a stream
-// reader, since EventSource cannot send the Authorization header.
+// followEvents calls onEvents with each new event of the run, in (fence,
+// seq) order, as the server commits it: it reads the SSE stream
+// GET /v1/runs/{id}/events/stream with fetch() and a stream reader, since
+// EventSource cannot send the Authorization header. When the stream ends
+// (server restart, network) it reconnects after the last id seen, so no
+// event is missed or shown twice (the stream is read from the table).
+// body[data-events] says where it stands: "live" while the stream is open,
+// "reconnecting" between attempts.
 function followEvents(id, onEvents) {
-  let fence = 0, seq = 0;
-  poll(async () => {
+  let last = "";
+  const connect = async () => {
+    const r = await fetch(`/v1/runs/${id}/events/stream?` + new URLSearchParams({ after: last }),
+      { headers: { Authorization: "Bearer " + token(), Accept: "text/event-stream" } });
+    if (r.status === 401) { await api("/v1/whoami"); return; } // api() goes to the login page
+    if (!r.ok || !r.body) throw new Error("the event stream answered " + r.status);
+    document.body.dataset.events = "live";
+    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
     for (;;) {
-      const r = await api(`/v1/runs/${id}/events?after_fence=${fence}&after_seq=${seq}&limit=500`);
-      if (!r.ok || r.body.events.length === 0) return;
-      const last = r.body.events[r.body.events.length - 1];
-      fence = last.fence; seq = last.seq;
-      onEvents(r.body.events);
-      if (r.body.events.length < 500) return;
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += value.replace(/\r\n?/g, "\n");
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        let evId = "", data = "";
+        for (const line of block.split("\n")) {
+          if (line.startsWith("id:")) evId = line.slice(3).trim();
+          else if (line.startsWith("data:")) data += line.slice(5).trimStart();
+        }
+        if (!data) continue; // a keep-alive comment
+        last = evId || last;
+        onEvents([JSON.parse(data)]);
+      }
     }
-  }, POLL_MS);
+  };
+  const loop = async () => {
+    try { await connect(); } catch (e) { if (e.message === "unauthorized") return; say("Lost the event stream: " + e.message + "; reconnecting."); }
+    document.body.dataset.events = "reconnecting";
+    setTimeout(loop, POLL_MS);
+  };
+  loop();
 }
 
 async function runPage() {
