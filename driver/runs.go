@@ -80,6 +80,14 @@ type RunStore interface {
 	// running or blocked run becomes cancelled with fence+1, so a running
 	// holder is fenced out. ErrConflict if the run is already final.
 	RunCancel(ctx context.Context, p *RunCancelParams) (*Run, error)
+	// RunRetry is an operator action, River's JobRetry (runs_retry.go): a
+	// failed or cancelled run becomes available at store now with a fresh
+	// attempt budget (max_attempts raised to attempt+1 when exhausted),
+	// finished_at cleared, WHERE state IN ('failed','cancelled') AND (the
+	// fence p names, when it names one). ErrFenced if the run moved past
+	// that fence, ErrConflict if it is in another state (or its unique key
+	// was taken meanwhile), ErrNotFound if there is no such run.
+	RunRetry(ctx context.Context, p *RunRetryParams) (*Run, error)
 	// RunReclaim returns up to p.Limit running runs whose lease expired on
 	// the store clock to available (or failed when attempts are exhausted),
 	// fence+1, reason recorded, reclaimed_at = store now. scheduled_at is

@@ -104,6 +104,16 @@ func runValueEntries() []hostileEntry {
 			_ = ignore(rs(x).RunBlock(x.ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence}))
 			return readOnly(func() error { return ignore(rs(x).RunUnblock(x.ctx, &driver.RunUnblockParams{ID: v})) })
 		}),
+		num("RunRetry.id", func(x *hx, v int64) hostileCall {
+			r := x.held("a")
+			_ = ignore(rs(x).RunCancel(x.ctx, &driver.RunCancelParams{ID: r.ID, Reason: "op"}))
+			return readOnly(func() error { return ignore(rs(x).RunRetry(x.ctx, &driver.RunRetryParams{ID: v, Fence: 0})) })
+		}),
+		num("RunRetry.fence", func(x *hx, v int64) hostileCall {
+			r := x.held("a")
+			_ = ignore(rs(x).RunCancel(x.ctx, &driver.RunCancelParams{ID: r.ID, Reason: "op"}))
+			return readOnly(func() error { return ignore(rs(x).RunRetry(x.ctx, &driver.RunRetryParams{ID: r.ID, Fence: v})) })
+		}),
 		num("RunComplete.fence", func(x *hx, v int64) hostileCall {
 			r := x.held("a")
 			return hostileCall{func() error {

@@ -12,7 +12,7 @@ import (
 // statement again). They are a cache of their own so that the world path
 // does not depend on the runs table, nor the run path on the worlds table.
 type runStmts struct {
-	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, snooze, block, unblock, cancel, reclaim, release *sql.Stmt
+	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, snooze, block, unblock, cancel, retry, reclaim, release *sql.Stmt
 }
 
 // runSelectByKeySQL reads the run holding a unique key in a period
@@ -54,6 +54,7 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 		{&s.block, runBlockSQL},
 		{&s.unblock, runUnblockSQL},
 		{&s.cancel, runCancelSQL},
+		{&s.retry, runRetrySQL},
 		{&s.reclaim, runReclaimSQL},
 		{&s.release, runReleaseSQL},
 	} {
@@ -70,7 +71,7 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 
 func (s *runStmts) close() {
 	for _, st := range []*sql.Stmt{s.insert, s.insertChunk, s.selectByKey, s.selectByID, s.claim, s.renew, s.complete,
-		s.completeChunk, s.renewChunk, s.fail, s.snooze, s.block, s.unblock, s.cancel, s.reclaim} {
+		s.completeChunk, s.renewChunk, s.fail, s.snooze, s.block, s.unblock, s.cancel, s.retry, s.reclaim} {
 		if st != nil {
 			st.Close()
 		}

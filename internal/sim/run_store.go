@@ -246,6 +246,9 @@ func (rs *runStore) RunUnblock(context.Context, *driver.RunUnblockParams) (*driv
 func (rs *runStore) RunCancel(context.Context, *driver.RunCancelParams) (*driver.Run, error) {
 	return nil, errNotSimulated
 }
+func (rs *runStore) RunRetry(context.Context, *driver.RunRetryParams) (*driver.Run, error) {
+	return nil, errNotSimulated
+}
 func (rs *runStore) RunReclaim(context.Context, *driver.RunReclaimParams) (*driver.RunReclaimResult, error) {
 	return nil, errNotSimulated
 }
