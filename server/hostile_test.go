@@ -62,7 +62,7 @@ func withPayload(fields, member string, v []byte) []byte {
 // included): strings as queue, unique key, owner, cancel reason, effect
 // key and event kind; payloads as run payload, effect result and event
 // payload; integers as priority, attempts, delay, claim limit, event
-// sequence and run id. Every call must be accepted or refused with a
+// sequence, run id and retry fence. Every call must be accepted or refused with a
 // typed problem (never internal, never an untyped answer); a refusal must
 // leave the run's ledger and log as they were; an acceptance must read
 // back as sent (JSON compacted); and both stores must answer alike.
@@ -226,6 +226,12 @@ func driveServer(t *testing.T, b *testBundle) map[string]string {
 		})
 		r := b.get(t, "/v1/runs/"+v)
 		out[key("get.id")] = outcomeOf(t, key("get.id"), r)
+		post(key("retry.id"), "/v1/runs/"+v+"/retry", []byte(`{}`))
+		c := b.enqueue(t, "cancelled", `{}`)
+		b.post(t, runPath(c.ID, "/cancel"), map[string]any{"reason": "op"}).ok(t, &runBody{})
+		if _, ok := post(key("retry.fence"), runPath(c.ID, "/retry"), []byte(`{"fence":`+v+`}`)); ok {
+			require.Equal(t, "available", b.runState(t, c.ID), key("retry.fence"))
+		}
 	}
 	driveWorldsAndTokens(t, b, out) // hostile_worlds_test.go
 	return out
