@@ -246,6 +246,15 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 		waitJS(`document.querySelector('#run dd[data-field="state"]').textContent === "cancelled"`))
 	require.Equal(t, "cancelled", b.runState(t, victim.ID))
 
+	// A cancelled run offers a retry; it too asks first.
+	do(t, ctx, "asking to retry", visible("#act-retry"), chromedp.Click(chromedp.CSS("#act-retry")), visible("#confirm-yes"))
+	sh.take(t, ctx, "confirm-retry")
+	require.Equal(t, "cancelled", b.runState(t, victim.ID), "nothing is sent before the confirmation")
+	do(t, ctx, "confirming the retry", chromedp.Click(chromedp.CSS("#confirm-yes")),
+		waitJS(`document.querySelector('#run dd[data-field="state"]').textContent === "available"`))
+	require.Equal(t, "available", b.runState(t, victim.ID))
+	require.Zero(t, eval[int](t, ctx, `document.querySelectorAll("#act-retry").length`), "an available run offers no retry")
+
 	// An uncertain effect: an intent whose holder failed before its
 	// commit, met by the next holder. The admin resolves it (it did not
 	// happen) after confirming; the intent is gone.
@@ -299,6 +308,14 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 		visible(`body[data-ready="run"]`))
 	require.Equal(t, "available", text(t, reader, `#run dd[data-field="state"]`))
 	require.Equal(t, 0, eval[int](t, reader, `document.querySelectorAll("#actions button, .act-resolve").length`))
+	b.post(t, runPath(d.bills.ID, "/cancel"), map[string]any{"reason": "op"}).ok(t, &runBody{})
+	do(t, reader, "opening a cancelled run read-only", chromedp.Navigate(fmt.Sprintf("%s/ui/runs/%d", b.url, d.bills.ID)),
+		visible(`body[data-ready="run"]`))
+	require.Equal(t, "cancelled", text(t, reader, `#run dd[data-field="state"]`))
+	require.Zero(t, eval[int](t, reader, `document.querySelectorAll("#actions button").length`), "a read token is offered no retry")
+	retryStatus := eval[int](t, reader, fmt.Sprintf(`fetch("/v1/runs/%d/retry", {method: "POST", headers: {"Authorization": "Bearer " + sessionStorage.getItem("leasehold.token"), "Content-Type": "application/json"}, body: "{}"}).then(r => r.status)`, d.bills.ID), chromedp.EvalAwaitPromise)
+	require.Equal(t, 403, retryStatus)
+	require.Equal(t, "cancelled", b.runState(t, d.bills.ID), "the refused retry changed nothing")
 	status := eval[int](t, reader, fmt.Sprintf(`fetch("/v1/runs/%d/cancel", {method: "POST", headers: {"Authorization": "Bearer " + sessionStorage.getItem("leasehold.token"), "Content-Type": "application/json"}, body: "{}"}).then(r => r.status)`, target.ID), chromedp.EvalAwaitPromise)
 	require.Equal(t, 403, status)
 	require.Equal(t, "available", b.runState(t, target.ID), "the refused cancel changed nothing")

@@ -231,6 +231,12 @@ async function runPage() {
       $("#run").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k.toLowerCase().replace(" ", "-") }, v)]));
       const actions = $("#actions");
       actions.replaceChildren();
+      // Retry is the queue's work scope (or admin): whoever may run the
+      // queue's runs may send one round again. The fence sent is the one
+      // shown, so a run that moved on since is refused, not retried twice.
+      if (may.work && ["failed", "cancelled"].includes(run.state))
+        actions.append(el("button", { type: "button", id: "act-retry", onclick: () => act("Retry run " + id + "? It becomes available to claim at once" +
+          (run.attempt >= run.max_attempts ? ", with one attempt more." : "."), `/v1/runs/${id}/retry`, { fence: run.fence }) }, "Retry run"));
       if (may.admin) {
         if (["available", "running", "blocked"].includes(run.state))
           actions.append(el("button", { type: "button", class: "danger", id: "act-cancel", onclick: () => act("Cancel run " + id + "? A running holder is fenced out.", `/v1/runs/${id}/cancel`, { reason: "cancelled from the dashboard" }) }, "Cancel run"));
