@@ -48,6 +48,11 @@ type Config struct {
 	// another server) is refused within it; one revoked through this
 	// server, at once. Defaults to 5s.
 	TokenCacheTTL time.Duration
+	// StatsCacheTTL is how long GET /v1/stats/runs answers the run counts
+	// it last read (one grouped scan of the runs table) before reading
+	// them again; concurrent readers share one scan. Negative: read each
+	// time. Defaults to 2s.
+	StatsCacheTTL time.Duration
 	// RateLimit is each token's sustained request rate per second, and
 	// RateBurst the requests it may make at once; over it a request is
 	// refused with the rate-limited problem (429, Retry-After). Zero: no
@@ -77,6 +82,7 @@ const (
 	DefaultClaimPoll    = 250 * time.Millisecond
 	DefaultTokenTTL     = 5 * time.Second
 	DefaultStreamPoll   = 100 * time.Millisecond
+	DefaultStatsTTL     = 2 * time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -95,6 +101,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RateLimit > 0 && c.RateBurst <= 0 {
 		c.RateBurst = max(1, int(math.Ceil(c.RateLimit)))
+	}
+	if c.StatsCacheTTL == 0 {
+		c.StatsCacheTTL = DefaultStatsTTL
 	}
 	if c.StreamPoll <= 0 {
 		c.StreamPoll = DefaultStreamPoll

@@ -42,19 +42,20 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 }
 
 // runStats is GET /v1/stats/runs: the run counts by queue and state, of
-// the queues the token may read (one grouped scan of the runs table).
+// the queues the token may read, as read at as_of — at most
+// Config.StatsCacheTTL ago (dashboard_counts.go).
 func (s *Server) runStats(w http.ResponseWriter, r *http.Request) {
 	p := principalOf(r.Context())
 	if p == nil {
 		s.problem(w, r, auth.ErrUnauthorized)
 		return
 	}
-	cs, err := s.c.RunCounts(r.Context())
+	cs, asOf, err := s.runCounts(r.Context())
 	if err != nil {
 		s.problem(w, r, err)
 		return
 	}
-	out := runStatsResponse{Counts: []runCountBody{}}
+	out := runStatsResponse{Counts: []runCountBody{}, AsOf: stamp(asOf)}
 	for _, c := range cs {
 		if p.scopes.Allows(auth.Read, auth.Queue, c.Queue) {
 			out.Counts = append(out.Counts, runCountBody{Queue: c.Queue, State: string(c.State), N: c.N})

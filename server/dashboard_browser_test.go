@@ -172,7 +172,9 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 	sh := newShots(t)
 	login(t, ctx, b.url, b.token)
 
-	// Queues and runs: the counts by state, and the list.
+	// Queues and runs: the counts by state (drawn after the list, which
+	// does not wait for them), and the list.
+	do(t, ctx, "waiting for the counts", visible(`#counts-note`), waitJS(`document.querySelector("#counts").dataset.loaded === "yes"`))
 	require.Equal(t, "2", text(t, ctx, `#counts td[data-queue="mail"][data-state="available"]`))
 	require.Equal(t, "1", text(t, ctx, `#counts td[data-queue="mail"][data-state="running"]`))
 	require.Equal(t, "3", text(t, ctx, `#counts td[data-queue="mail"][data-state="total"]`))
@@ -286,6 +288,8 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 	// Must show 2: a token with no scope on the data sees nothing.
 	nobody := tab(t, ctx)
 	login(t, nobody, b.url, b.mint(t, "read:queue:zzz"))
+	do(t, nobody, "waiting for the counts", waitJS(`document.querySelector("#counts").dataset.loaded === "yes"`))
+	require.Equal(t, "No runs this token may read.", text(t, nobody, "#counts-note"))
 	require.Equal(t, 0, eval[int](t, nobody, `document.querySelectorAll("#counts tbody tr").length`))
 	require.Equal(t, 0, eval[int](t, nobody, `document.querySelectorAll("#runs tbody tr[data-run]").length`))
 	require.Contains(t, text(t, nobody, "#status"), "may not read these runs")

@@ -20,6 +20,7 @@ type runCountBody struct {
 
 type runStatsResponse struct {
 	Counts []runCountBody `json:"counts"`
+	AsOf   string         `json:"as_of"` // when the counts were read (they may be cached)
 }
 
 // timingBody is the lease timing a runway is measured against;

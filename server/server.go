@@ -40,6 +40,7 @@ type Server struct {
 	workers workers      // in-process workers under the admin mode API (admin_mode.go)
 	tracer  trace.Tracer // nil: no tracing (tracing.go)
 	clock   *storeClock  // the runtime store-clock watch (clockwatch.go)
+	counts  countsCache  // GET /v1/stats/runs's cache (dashboard_counts.go)
 
 	authRefusals *prometheus.CounterVec // metrics_auth.go
 

@@ -112,14 +112,15 @@ const STATES = ["available", "running", "blocked", "completed", "failed", "cance
 async function runsPage() {
   whoami();
   const params = new URLSearchParams(location.search);
-  const msgs = [];
   // The list and the counts load side by side and each is drawn when it
-  // arrives: the list is one page by the primary key (flat however many
-  // runs there are), the counts a scan of the whole table.
+  // arrives. The page is ready — first render — with the list: one page
+  // by the primary key, flat however many runs there are. The counts are
+  // a grouped scan of the whole table (cached by the server for a moment,
+  // as_of says when it was read); they never hold the list up.
   const list = (async () => {
     const r = await api("/v1/runs?" + new URLSearchParams({ queue: params.get("queue") || "", state: params.get("state") || "", after: params.get("after") || "", limit: "50" }));
     const tbody = $("#runs tbody");
-    if (!r.ok) { msgs.push(refused(r, "these runs")); return; }
+    if (!r.ok) { say(refused(r, "these runs")); return; }
     for (const run of r.body.runs) {
       tbody.append(el("tr", { "data-run": run.id },
         el("td", { class: "num" }, el("a", { href: "/ui/runs/" + run.id }, run.id)), el("td", {}, run.queue),
@@ -133,11 +134,11 @@ async function runsPage() {
       $("#next").href = "/?" + next;
       $("#next").hidden = false;
     }
-    performance.mark("leasehold:rows");
   })();
   const counts = (async () => {
     const r = await api("/v1/stats/runs");
-    if (!r.ok) { msgs.push(refused(r, "the run counts")); return; }
+    const table = $("#counts");
+    if (!r.ok) { $("#counts-note").textContent = refused(r, "the run counts"); table.dataset.loaded = "refused"; return; }
     const byQueue = new Map();
     for (const c of r.body.counts) {
       if (!byQueue.has(c.queue)) byQueue.set(c.queue, {});
@@ -151,12 +152,14 @@ async function runsPage() {
           m[s] ? el("a", { href: "/?" + new URLSearchParams({ queue: q, state: s }), "aria-label": m[s] + " " + s + " in " + q }, m[s]) : "0")),
         el("td", { class: "num", "data-queue": q, "data-state": "total" }, total)));
     }
-    if (byQueue.size === 0) msgs.push("No runs this token may read.");
+    $("#counts-note").textContent = byQueue.size === 0 ? "No runs this token may read." : "Counted at " + when(r.body.as_of) + ".";
+    table.dataset.loaded = "yes";
     performance.mark("leasehold:counts");
   })();
-  await Promise.all([list, counts]);
-  say(msgs.join(" "));
+  await list;
+  performance.mark("leasehold:rows");
   ready("runs");
+  await counts;
 }
 
 // ---- one run --------------------------------------------------------------
