@@ -95,6 +95,7 @@ func (s *Server) claimOnce(ctx context.Context, req claimRequest) (leasedRuns, e
 		s.book.confirm(driver.RunLeaseRef{ID: run.ID, Fence: run.Fence}, run.Owner, sent)
 	}
 	s.claims.Add(int64(len(rs)))
+	s.rate.add(s.cfg.Clock.Now(), func(c *rateCounts) { c.Claimed += int64(len(rs)) })
 	s.metrics.claimed.Add(float64(len(rs)))
 	for i, run := range rs {
 		out.Runs[i] = leasedRun{runBody: runOf(run), RunwayMS: ms(s.book.runway(driver.RunLeaseRef{ID: run.ID, Fence: run.Fence}))}

@@ -45,6 +45,7 @@ func (s *Server) completeMany(w http.ResponseWriter, r *http.Request) {
 	for _, c := range req.Runs { // completed or refused, the lease is over
 		s.book.forget(driver.RunLeaseRef{ID: c.ID, Fence: c.Fence})
 	}
+	s.rate.add(s.cfg.Clock.Now(), func(c *rateCounts) { c.Completed += int64(len(res.Completed)) })
 	out := completeManyResponse{Completed: res.Completed, Fenced: res.Fenced}
 	if out.Completed == nil {
 		out.Completed = []int64{}

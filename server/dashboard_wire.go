@@ -1,5 +1,7 @@
 package server
 
+import "github.com/leasehold/leasehold/host"
+
 // The JSON shapes of the dashboard's read-only endpoints (dashboard_api.go).
 
 type whoamiResponse struct {
@@ -78,4 +80,54 @@ type auditResponse struct {
 	Violation  *violationBody `json:"violation,omitempty"`
 	Signatures int64          `json:"signatures"`
 	Signed     int64          `json:"signed"`
+}
+
+// healthResponse is GET /v1/stats/health (dashboard_health.go).
+type healthResponse struct {
+	Clock      clockHealth    `json:"clock"`
+	Workers    []workerHealth `json:"workers"`
+	Host       *hostHealth    `json:"host,omitempty"` // absent: no world host in this server
+	Throughput []rateSample   `json:"throughput"`     // oldest first, one per bucket_ms, the last still filling
+	BucketMS   int64          `json:"bucket_ms"`
+}
+
+// clockHealth is the server's store-clock watch: alarms raised by kind
+// (a step, a drift beyond S within one term), alarms cleared, and the
+// runway cut in force now (Alarm while it is above 0).
+type clockHealth struct {
+	Steps       int64 `json:"steps"`
+	Drifts      int64 `json:"drifts"`
+	Clears      int64 `json:"clears"`
+	Alarm       bool  `json:"alarm"`
+	RunwayCutMS int64 `json:"runway_cut_ms"`
+	SkewMS      int64 `json:"skew_ms"`
+}
+
+// workerHealth is one attached worker: its heartbeat mode and, in dark
+// mode, how often write-behind would have decided otherwise.
+type workerHealth struct {
+	Worker        string `json:"worker"`
+	Mode          string `json:"mode"`
+	DarkGateDiffs uint64 `json:"dark_gate_diffs"`
+	DarkStopDiffs uint64 `json:"dark_stop_diffs"`
+	DarkLostDiffs uint64 `json:"dark_lost_diffs"`
+	GateRefusals  uint64 `json:"gate_refusals"`
+	Lost          uint64 `json:"lost"`
+	SelfStops     uint64 `json:"self_stops"`
+	MaxLagMS      int64  `json:"max_lag_ms"`
+	ClockCutMS    int64  `json:"clock_cut_ms"`
+}
+
+type hostHealth struct {
+	Node   string      `json:"node"`
+	Stats  host.Stats  `json:"stats"`
+	Worlds []worldLoad `json:"worlds"` // the worlds held here, with their load
+}
+
+// worldLoad is a held world's load: what the hot-world band judges.
+type worldLoad struct {
+	World          string  `json:"world"`
+	TurnsPerSecond float64 `json:"turns_per_second"`
+	InboxDepth     int     `json:"inbox_depth"`
+	TurnLatencyMS  float64 `json:"turn_latency_ms"`
 }

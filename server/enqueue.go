@@ -42,8 +42,13 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
 	}
 	s.wake()
 	resp := enqueueResponse{Runs: make([]enqueuedBody, len(out))}
+	fresh := int64(0)
 	for i, e := range out {
 		resp.Runs[i] = enqueuedBody{Run: runOf(e.Run), Existing: e.Existing}
+		if !e.Existing {
+			fresh++
+		}
 	}
+	s.rate.add(s.cfg.Clock.Now(), func(c *rateCounts) { c.Enqueued += fresh })
 	writeJSONStatus(w, http.StatusCreated, resp)
 }

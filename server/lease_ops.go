@@ -75,6 +75,14 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, id, fence int64,
 		return
 	}
 	s.book.forget(ref)
+	s.rate.add(s.cfg.Clock.Now(), func(c *rateCounts) {
+		switch run.State {
+		case runs.StateCompleted:
+			c.Completed++
+		case runs.StateFailed, runs.StateAvailable: // a failed attempt, final or to be retried
+			c.Failed++
+		}
+	})
 	writeJSON(w, runResponse{Run: runOf(run)})
 }
 

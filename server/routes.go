@@ -61,6 +61,7 @@ func (s *Server) routes() []route {
 		// Read-only views for the dashboard (dashboard_api.go).
 		h("GET", "/v1/whoami", s.whoami),
 		h("GET", "/v1/stats/runs", s.runStats),
+		h("GET", "/v1/stats/health", s.health),
 		h("GET", "/v1/leases", s.leases),
 		h("GET", "/v1/worlds", s.listWorlds),
 		h("GET", "/v1/worlds/{world}/audit", s.auditWorld),

@@ -41,6 +41,7 @@ type Server struct {
 	tracer  trace.Tracer // nil: no tracing (tracing.go)
 	clock   *storeClock  // the runtime store-clock watch (clockwatch.go)
 	counts  countsCache  // GET /v1/stats/runs's cache (dashboard_counts.go)
+	rate    rateRing     // this server's throughput, for the charts (dashboard_rate.go)
 
 	authRefusals *prometheus.CounterVec // metrics_auth.go
 
