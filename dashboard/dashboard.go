@@ -95,6 +95,9 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /ui/leases", func(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusOK, "leases.html", page{Name: "leases", Title: "Live leases", Nav: "leases"})
 	})
+	mux.HandleFunc("GET /ui/health", func(w http.ResponseWriter, r *http.Request) {
+		render(w, http.StatusOK, "health.html", page{Name: "health", Title: "Health and throughput", Nav: "health"})
+	})
 	mux.HandleFunc("GET /ui/worlds", func(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusOK, "worlds.html", page{Name: "worlds", Title: "Worlds", Nav: "worlds", Query: filter{After: r.URL.Query().Get("after")}})
 	})

@@ -169,6 +169,9 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 	// browser (and its open event streams) is gone before the server closes.
 	ctx := browser(t)
 	d := dashboardFixture(t, b)
+	wk, err := b.c.NewWorker(leasehold.WorkerConfig{Queues: map[string]int{"edge": 1}, Mode: leasehold.ModeDark})
+	require.NoError(t, err)
+	require.NoError(t, b.s.AttachWorker("edge-1", wk))
 	sh := newShots(t)
 	login(t, ctx, b.url, b.token)
 
@@ -223,7 +226,9 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 	sh.take(t, ctx, "leases-3-renewed")
 
 	// Worlds: the list, a world's head, and its audit strip.
-	do(t, ctx, "opening the worlds", chromedp.Navigate(b.url+"/ui/worlds"), visible(`#worlds tr[data-world="w1"]`),
+	do(t, ctx, "opening the worlds", chromedp.Navigate(b.url+"/ui/worlds"), visible(`#worlds tr[data-world="w1"]`))
+	require.Equal(t, "home", text(t, ctx, `#worlds tr[data-world="w1"] .band`))
+	do(t, ctx, "opening world w1",
 		chromedp.Click(chromedp.CSS(`#worlds tr[data-world="w1"] a`)), visible(`body[data-ready="world"]`),
 		visible(`#journal tr[data-position]`))
 	require.Equal(t, "node-h", text(t, ctx, `#head dd[data-field="holder"]`))
@@ -237,6 +242,22 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 	require.Equal(t, int64(1), segs[0].From)
 	require.Contains(t, text(t, ctx, "#audit-verdict"), "Verified")
 	sh.take(t, ctx, "world-audit")
+
+	require.Equal(t, "home", text(t, ctx, `#head dd[data-field="band"]`))
+
+	// Health: the throughput chart drawn from the server's ring (the
+	// fixture's enqueues and claim went through the API), the store clock
+	// quiet, and the attached worker's heartbeat mode with its dark-mode
+	// difference counts.
+	do(t, ctx, "opening the health page", chromedp.Navigate(b.url+"/ui/health"), visible(`body[data-ready="health"]`),
+		visible(`#rate-svg polyline[data-series="claimed"]`), visible(`#modes tr[data-worker="edge-1"]`))
+	require.GreaterOrEqual(t, eval[int](t, ctx, `+document.querySelector('#rate-svg polyline[data-series="enqueued"]').dataset.total`), 4)
+	require.GreaterOrEqual(t, eval[int](t, ctx, `+document.querySelector('#rate-svg polyline[data-series="claimed"]').dataset.total`), 1)
+	require.Equal(t, 60, eval[int](t, ctx, `document.querySelector('#rate-svg polyline[data-series="claimed"]').getAttribute("points").split(" ").length`))
+	require.Equal(t, "within bounds", text(t, ctx, `#clock dd[data-field="state"]`))
+	require.Equal(t, "dark", text(t, ctx, `#modes tr[data-worker="edge-1"] .mode`))
+	require.Equal(t, "0", text(t, ctx, `#modes tr[data-worker="edge-1"] td:nth-child(3)`))
+	sh.take(t, ctx, "health")
 
 	// An admin action asks first, and only "yes" acts.
 	victim := d.mail[1]

@@ -57,6 +57,7 @@ func TestDashboardPages(t *testing.T) {
 		page("/ui/runs/7", http.StatusOK, `data-page="run"`, `data-run="7"`, `<dialog id="confirm"`)
 		page("/ui/leases", http.StatusOK, `data-page="leases"`, "durable runway")
 		page("/ui/worlds", http.StatusOK, `data-page="worlds"`)
+		page("/ui/health", http.StatusOK, `data-page="health"`, `id="chart"`, "heartbeat mode")
 		page("/ui/worlds/w1", http.StatusOK, `data-page="world"`, `data-world="w1"`, `id="audit-run"`)
 		page("/ui/runs/abc", http.StatusNotFound, "positive whole number")
 		page("/ui/runs/-3", http.StatusNotFound)

@@ -329,6 +329,87 @@ async function leasesPage() {
   }, POLL_MS);
 }
 
+// ---- health and throughput ------------------------------------------------------
+
+// svg builds an SVG element. The namespace is taken from the page's own
+// <svg> (the HTML parser puts it in the SVG namespace), so the script
+// names no URL at all.
+function svg(tag, attrs, ...kids) {
+  const e = document.createElementNS($("#rate-svg").namespaceURI, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  for (const k of kids) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+// rateChart draws the throughput ring as an inline SVG line chart, one
+// line per series, in runs per second (a bucket's count / its seconds).
+// No chart library: a few polylines and a grid. The chart is an image to
+// assistive technology, labelled with the latest figures.
+function rateChart(samples, bucketMs) {
+  const W = 600, H = 180, L = 40, B = 20, T = 8, R = 8;
+  const secs = bucketMs / 1000;
+  const series = ["enqueued", "claimed", "completed", "failed"];
+  const peak = Math.max(1, ...samples.flatMap((s) => series.map((k) => s[k] / secs)));
+  const mag = Math.pow(10, Math.floor(Math.log10(peak)));
+  const top = [1, 2, 5, 10].map((m) => m * mag).find((v) => v >= peak); // a round top: 1, 2 or 5 × 10^k
+  const x = (i) => L + (W - L - R) * (samples.length === 1 ? 1 : i / (samples.length - 1));
+  const y = (v) => T + (H - T - B) * (1 - v / top);
+  const last = samples[samples.length - 1] || {};
+  const label = "Runs per second over the last ten minutes; latest bucket: " + series.map((k) => `${k} ${((last[k] || 0) / secs).toFixed(1)}/s`).join(", ");
+  const g = $("#rate-svg");
+  g.setAttribute("aria-label", label);
+  g.replaceChildren();
+  for (const f of [0, 0.5, 1]) {
+    g.append(svg("line", { class: "grid", x1: L, x2: W - R, y1: y(top * f), y2: y(top * f) }),
+      svg("text", { class: "axis", x: L - 4, y: y(top * f) + 4, "text-anchor": "end" }, (top * f).toFixed(top < 2 ? 1 : 0)));
+  }
+  g.append(svg("text", { class: "axis", x: L, y: H - 4 }, "−10 min"), svg("text", { class: "axis", x: W - R, y: H - 4, "text-anchor": "end" }, "now"));
+  for (const k of series) {
+    g.append(svg("polyline", { class: "s-" + k, "data-series": k, "data-total": samples.reduce((a, s) => a + s[k], 0),
+      points: samples.map((s, i) => `${x(i).toFixed(1)},${y(s[k] / secs).toFixed(1)}`).join(" ") }));
+  }
+}
+
+async function healthPage() {
+  whoami();
+  let first = true;
+  poll(async () => {
+    const r = await api("/v1/stats/health");
+    if (!r.ok) { say(refused(r, "the server's health (it needs read on every queue)")); if (first) { first = false; ready("health"); } return; }
+    const h = r.body;
+    rateChart(h.throughput, h.bucket_ms);
+    const c = h.clock;
+    $("#clock").replaceChildren(...[
+      ["State", c.alarm ? el("span", { class: "alarm" }, "ALARM: runway cut by " + secs(c.runway_cut_ms)) : el("span", { class: "quiet" }, "within bounds")],
+      ["Step alarms", c.steps], ["Drift alarms", c.drifts], ["Cleared", c.clears], ["S (allowed skew)", secs(c.skew_ms)],
+    ].flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k.toLowerCase().split(" ")[0] }, v)]));
+    const rows = h.workers.map((w) => el("tr", { "data-worker": w.worker }, el("th", { scope: "row" }, w.worker),
+      el("td", { class: "mode" }, w.mode), el("td", { class: "num" }, w.dark_gate_diffs), el("td", { class: "num" }, w.dark_stop_diffs),
+      el("td", { class: "num" }, w.dark_lost_diffs), el("td", { class: "num" }, w.gate_refusals), el("td", { class: "num" }, w.lost),
+      el("td", { class: "num" }, secs(w.max_lag_ms)), el("td", { class: "num" + (w.clock_cut_ms > 0 ? " alarm" : "") }, secs(w.clock_cut_ms))));
+    if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 9 }, "No workers are attached to this server.")));
+    $("#modes tbody").replaceChildren(...rows);
+    $("#host-none").hidden = !!h.host;
+    if (h.host) {
+      const st = h.host.stats;
+      $("#host").replaceChildren(...[["Node", h.host.node], ["Held now", h.host.worlds.length], ["Spills", st.spills], ["Handbacks", st.handbacks],
+        ["Self-stops", st.self_stops], ["Gate refusals", st.gate_refusals]].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+      $("#loads tbody").replaceChildren(...h.host.worlds.map((w) => el("tr", { "data-world": w.world },
+        el("td", {}, el("a", { href: "/ui/worlds/" + encodeURIComponent(w.world) }, w.world)), el("td", { class: "num" }, w.turns_per_second.toFixed(1)),
+        el("td", { class: "num" }, w.inbox_depth), el("td", { class: "num" }, w.turn_latency_ms.toFixed(1) + " ms"))));
+    }
+    say("");
+    if (first) { first = false; ready("health"); }
+  }, 2 * POLL_MS);
+}
+
+// band says where a world stands against the hot-world band: held on its
+// home node, or away from it (spilled to another node).
+function band(w) {
+  if (!w.holder) return el("span", {}, "—");
+  return w.holder === w.home ? el("span", {}, "home") : el("span", { class: "band-away" }, "away: on " + w.holder);
+}
+
 // ---- worlds -------------------------------------------------------------------
 
 async function worldsPage() {
@@ -340,7 +421,7 @@ async function worldsPage() {
   for (const w of r.body.worlds) {
     tbody.append(el("tr", { "data-world": w.world }, el("td", {}, el("a", { href: "/ui/worlds/" + encodeURIComponent(w.world) }, w.world)),
       el("td", {}, w.holder || "— (revoked)"), el("td", { class: "num" }, w.epoch), el("td", {}, when(w.expires_at) || "—"),
-      el("td", {}, w.home), el("td", { class: "num" }, w.position)));
+      el("td", {}, w.home), el("td", { class: "band" }, band(w)), el("td", { class: "num" }, w.position)));
   }
   if (r.body.worlds.length === 0) say("No worlds this token may read on this page.");
   if (r.body.next) { params.set("after", r.body.next); $("#next").href = "/ui/worlds?" + params; $("#next").hidden = false; }
@@ -362,6 +443,12 @@ async function worldPage() {
     const w = r.body.world;
     const facts = [["Holder", w.holder || "— (revoked)"], ["Epoch", w.epoch], ["Expires", when(w.expires_at) || "—"], ["Home", w.home],
       ["Position", w.position], ["Granted at position", w.granted_position], ["Term", secs(w.term_ms)]];
+    facts.push(["Band", band(w)]);
+    // The load is the host's (GET /v1/stats/health): shown when this
+    // server's host holds the world and the token may read it.
+    const hh = await api("/v1/stats/health");
+    const ld = hh.ok && hh.body.host ? hh.body.host.worlds.find((x) => x.world === world) : null;
+    if (ld) facts.push(["Load", `${ld.turns_per_second.toFixed(1)} turns/s, inbox ${ld.inbox_depth}, turn ${ld.turn_latency_ms.toFixed(1)} ms`]);
     $("#head").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k.toLowerCase().replaceAll(" ", "-") }, v)]));
     if (w.position !== pos) {
       pos = w.position;
@@ -407,5 +494,5 @@ document.addEventListener("DOMContentLoaded", () => {
   const out = $("#signout");
   out.hidden = false;
   out.addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); location.assign("/ui/login"); });
-  ({ runs: runsPage, run: runPage, leases: leasesPage, worlds: worldsPage, world: worldPage })[page]();
+  ({ runs: runsPage, run: runPage, leases: leasesPage, worlds: worldsPage, world: worldPage, health: healthPage })[page]();
 });
