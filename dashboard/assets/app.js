@@ -390,6 +390,7 @@ async function healthPage() {
     if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 9 }, "No workers are attached to this server.")));
     $("#modes tbody").replaceChildren(...rows);
     $("#host-none").hidden = !!h.host;
+    $("#loads").hidden = !h.host;
     if (h.host) {
       const st = h.host.stats;
       $("#host").replaceChildren(...[["Node", h.host.node], ["Held now", h.host.worlds.length], ["Spills", st.spills], ["Handbacks", st.handbacks],
