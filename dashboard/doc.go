@@ -1,7 +1,16 @@
 // Package dashboard is the web dashboard `leasehold serve` serves at "/":
-// queues and runs, a run's attempts, effects and events, the live leases
-// with their durable runway, and worlds with their holder, journal tail
-// and audit strip.
+// queues and runs, a run's attempts, effects and events (live, over the
+// run's SSE stream), the live leases with their durable runway, worlds
+// with their holder, band, journal tail and audit strip, and a health
+// page (throughput chart, store-clock alarms, heartbeat modes and their
+// dark-mode differences, the host's world load).
+//
+// The runs page renders with its one page of runs (by primary key, flat
+// however large the table) and draws the counts by state when they come:
+// they are a grouped scan of the whole table, which the server caches
+// briefly (server.Config.StatsCacheTTL), never something the first render
+// waits for. Charts are inline SVG drawn by the script from the server's
+// own figures: no chart library, no CDN.
 //
 // It is server-rendered HTML (html/template) plus one small vanilla
 // script, every byte embedded with embed: no build step, no CDN, no
