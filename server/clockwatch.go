@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,9 @@ type storeClock struct {
 	alarms *prometheus.CounterVec
 	clears prometheus.Counter
 	cut    prometheus.GaugeFunc
+	// steps, drifts and cleared are the alarm and clear counts again, for
+	// the dashboard's health page (a Prometheus counter is not read back).
+	steps, drifts, cleared atomic.Int64
 }
 
 func newStoreClock(s *Server) *storeClock {
@@ -65,10 +69,16 @@ func (c *storeClock) observeStore(sent, recv, store time.Time) {
 	log := c.s.cfg.Logger
 	if v.Cleared {
 		c.clears.Inc()
+		c.cleared.Add(1)
 		log.Info("store clock back within bounds: the runway vouched for is no longer shortened", "s", c.s.cfg.Timing.Skew)
 	}
 	if v.Raised {
 		c.alarms.WithLabelValues(string(v.Kind)).Inc()
+		if v.Kind == clockwatch.KindStep {
+			c.steps.Add(1)
+		} else {
+			c.drifts.Add(1)
+		}
 		log.Warn("store clock moved beyond S within one term: the runway vouched for to remote runners is shortened until it is back within bounds",
 			"what", string(v.Kind), "moved", v.Moved, "bound", v.Bound, "s", c.s.cfg.Timing.Skew, "term", c.s.cfg.Timing.Lease,
 			"runway_cut", v.Excess, "store_time", store, "rtt", recv.Sub(sent))

@@ -83,6 +83,13 @@ func TestTheServerShrinksTheRunwayItVouchesForWhenTheStoreClockSteps(t *testing.
 			require.Contains(t, metrics, `leasehold_server_store_clock_alarms_total{what="step"} 1`)
 			require.Contains(t, metrics, "leasehold_server_store_clock_runway_cut_seconds 15.")
 			require.False(t, strings.Contains(metrics, `leasehold_server_store_clock_alarms_total{what="drift"} 1`))
+			// The dashboard's health page says the same.
+			var h healthReply
+			b.get(t, "/v1/stats/health").ok(t, &h)
+			require.True(t, h.Clock.Alarm)
+			require.Equal(t, int64(1), h.Clock.Steps)
+			require.Zero(t, h.Clock.Drifts)
+			require.InDelta(t, 15_000, h.Clock.RunwayCutMS, 1_000)
 		})
 	}
 }

@@ -4,10 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/leasehold/leasehold/auth"
-	"github.com/leasehold/leasehold/internal/clockwatch"
 )
 
 // health is GET /v1/stats/health: what the dashboard's health page draws
@@ -25,9 +22,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Clock.Now()
 	out := healthResponse{Workers: []workerHealth{}, Throughput: s.rate.series(now), BucketMS: ms(rateBucket)}
 	out.Clock = clockHealth{
-		Steps:       counterValue(s.clock.alarms.WithLabelValues(string(clockwatch.KindStep))),
-		Drifts:      counterValue(s.clock.alarms.WithLabelValues(string(clockwatch.KindDrift))),
-		Clears:      counterValue(s.clock.clears),
+		Steps:       s.clock.steps.Load(),
+		Drifts:      s.clock.drifts.Load(),
+		Clears:      s.clock.cleared.Load(),
 		RunwayCutMS: ms(s.clock.excess(now)),
 		SkewMS:      ms(s.cfg.Timing.Skew),
 	}
@@ -50,14 +47,4 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		out.Host = hh
 	}
 	writeJSON(w, out)
-}
-
-// counterValue reads a Prometheus counter: the watch keeps its tallies
-// there only, so the page and /metrics can never disagree.
-func counterValue(c interface{ Write(*dto.Metric) error }) int64 {
-	var m dto.Metric
-	if c.Write(&m) != nil || m.Counter == nil {
-		return 0
-	}
-	return int64(m.Counter.GetValue())
 }
