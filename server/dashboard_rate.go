@@ -30,27 +30,30 @@ type rateCounts struct {
 // since the Unix epoch / rateBucket), advanced lazily on each add or read
 // — no goroutine, no ticker, so a fake clock drives it exactly.
 type rateRing struct {
-	mu   sync.Mutex // guards both below
-	last int64      // the newest bucket number written or read; 0: none yet
-	b    [rateBuckets]rateCounts
+	mu      sync.Mutex // guards all below
+	started bool       // last is set
+	last    int64      // the newest bucket number written or read
+	b       [rateBuckets]rateCounts
 }
 
 // advance moves the ring to bucket n, clearing the buckets skipped (all
 // of them after a gap of a whole ring). Called with mu held.
 func (r *rateRing) advance(n int64) {
-	if r.last == 0 || n-r.last >= rateBuckets {
+	if !r.started || n-r.last >= rateBuckets {
 		r.b = [rateBuckets]rateCounts{}
-	} else {
-		for i := r.last + 1; i <= n; i++ {
-			r.b[i%rateBuckets] = rateCounts{}
-		}
+		r.started, r.last = true, n
+		return
 	}
-	if n > r.last {
-		r.last = n
+	for i := r.last + 1; i <= n; i++ {
+		r.b[slot(i)] = rateCounts{}
 	}
+	r.last = max(r.last, n)
 }
 
+// bucketOf is t's bucket number; slot is a bucket's place in the ring
+// (non-negative for a time before 1970 too: a fake clock may start at 0).
 func bucketOf(t time.Time) int64 { return t.UnixNano() / int64(rateBucket) }
+func slot(n int64) int           { return int((n%rateBuckets + rateBuckets) % rateBuckets) }
 
 // add counts into now's bucket. A time older than the ring's newest
 // bucket (a clock stepped back) counts into the newest: never lost, never
@@ -60,7 +63,7 @@ func (r *rateRing) add(now time.Time, f func(*rateCounts)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.advance(n)
-	f(&r.b[r.last%rateBuckets])
+	f(&r.b[slot(r.last)])
 }
 
 // rateSample is one bucket on the wire: its start and its tallies.
@@ -78,7 +81,7 @@ func (r *rateRing) series(now time.Time) []rateSample {
 	out := make([]rateSample, rateBuckets)
 	for i := range out {
 		n := r.last - rateBuckets + 1 + int64(i)
-		out[i] = rateSample{At: stamp(time.Unix(0, n*int64(rateBucket))), rateCounts: r.b[n%rateBuckets]}
+		out[i] = rateSample{At: stamp(time.Unix(0, n*int64(rateBucket))), rateCounts: r.b[slot(n)]}
 	}
 	return out
 }
