@@ -63,5 +63,26 @@ func TestCommandsGoToTheAttachedHost(t *testing.T) {
 		b.do(t, http.MethodPost, worldPath("kv1", "/commands"), []byte(`{"key":"c3","payload":{},"x":1}`)).problem(t, "invalid")
 		b.do(t, http.MethodPost, worldPath("kv1", "/commands"), []byte(`{"key":`)).problem(t, "invalid")
 		b.as(t, b.mint(t, "read:world:kv1")).post(t, worldPath("kv1", "/commands"), put).problem(t, "forbidden")
+
+		// The dashboard's health page shows the host and the world it
+		// holds, with its load (what the hot-world band judges).
+		var hh struct {
+			Host *struct {
+				Node   string
+				Stats  struct{ Acquired int64 }
+				Worlds []struct {
+					World          string
+					TurnsPerSecond float64 `json:"turns_per_second"`
+					InboxDepth     int     `json:"inbox_depth"`
+				}
+			}
+		}
+		b.get(t, "/v1/stats/health").ok(t, &hh)
+		require.NotNil(t, hh.Host)
+		require.Equal(t, "node-h", hh.Host.Node)
+		require.Positive(t, hh.Host.Stats.Acquired)
+		require.Len(t, hh.Host.Worlds, 1)
+		require.Equal(t, "kv1", hh.Host.Worlds[0].World)
+		require.GreaterOrEqual(t, hh.Host.Worlds[0].TurnsPerSecond, 0.0)
 	})
 }
