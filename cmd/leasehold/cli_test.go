@@ -148,6 +148,10 @@ func TestEnqueueAndRunsOnBothStores(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(cli(0, "runs", "show", id, "--json")), &shown))
 			require.Equal(t, "cancelled", shown.State)
 			require.Equal(t, "not needed", shown.Reason)
+			cli(exitConflict, "runs", "retry", id, "--fence", strconv.FormatInt(shown.Fence+1, 10)) // a fence it never had
+			require.Contains(t, cli(0, "runs", "retry", id, "--fence", strconv.FormatInt(shown.Fence, 10)), "run "+id+" on emails: available")
+			cli(exitConflict, "runs", "retry", id) // available: nothing to retry
+			cli(exitNotFound, "runs", "retry", "999999")
 			require.NotNil(t, shown.FinishedAt)
 		})
 	}
@@ -217,7 +221,7 @@ func TestCompletionScripts(t *testing.T) {
 	}
 	out, _, code = cliOut("__complete", "runs", "")
 	require.Equal(t, 0, code)
-	for _, sub := range []string{"ls", "show", "cancel", "unblock"} {
+	for _, sub := range []string{"ls", "show", "cancel", "unblock", "retry"} {
 		require.Regexp(t, "(?m)^"+sub+"\t", out)
 	}
 	out, _, code = cliOut("__complete", "enqueue", "--qu")

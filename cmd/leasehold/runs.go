@@ -17,16 +17,14 @@ import (
 // runsCommand is `leasehold runs [ls]|show|cancel|unblock`. `runs` alone
 // lists, as `runs ls` does.
 //
-// `runs retry` is not here: the library has no retry of a finished run
-// (no Client method, no driver operation), and a CLI-side re-enqueue
-// would be a second, different meaning of the word.
 func runsCommand(a *app) *cobra.Command {
-	runsCmd := a.command("runs", "list runs by id, filtered by --queue and --state; show, cancel, unblock one", noArgs, runRunsList)
+	runsCmd := a.command("runs", "list runs by id, filtered by --queue and --state; show, cancel, unblock, retry one", noArgs, runRunsList)
 	runsCmd.AddCommand(
 		a.command("ls", "a page of runs by id, filtered by --queue and --state (--after the last id for the next page)", noArgs, runRunsList),
 		a.command("show ID", "one run: its state, lease, attempts, payload and result", runIDArg, runRunsShow),
 		a.command("cancel ID", "cancel a run that is not finished (a running one's holder is fenced out)", runIDArg, runRunsCancel),
 		a.command("unblock ID", "make a blocked run available again", runIDArg, runRunsUnblock),
+		a.command("retry ID", "send a failed or cancelled run round again (River's JobRetry): available at once, one more attempt if its budget is spent", runIDArg, runRunsRetry),
 	)
 	addHelpSubcommand(runsCmd)
 	return runsCmd

@@ -12,10 +12,12 @@ import (
 	"github.com/leasehold/leasehold"
 )
 
-// The one-run commands: `runs show|cancel|unblock ID`. Each prints the
+// The one-run commands: `runs show|cancel|unblock|retry ID`. Each prints the
 // run as it is after the call (--json: the runJSON object), so a script
 // sees the state it left the run in. A run that does not exist exits 3,
-// a cancel of a finished run or an unblock of one not blocked exits 4.
+// a cancel of a finished run, an unblock of one not blocked, a retry of
+// one neither failed nor cancelled, or a retry at a fence the run has
+// left (--fence) exits 4.
 
 func runRunsShow(a *app, cmd *cobra.Command) {
 	runOp(a, cmd, func(ctx context.Context, c *leasehold.Client, id int64) (*leasehold.Run, error) {
@@ -33,6 +35,13 @@ func runRunsCancel(a *app, cmd *cobra.Command) {
 func runRunsUnblock(a *app, cmd *cobra.Command) {
 	runOp(a, cmd, func(ctx context.Context, c *leasehold.Client, id int64) (*leasehold.Run, error) {
 		return c.Unblock(ctx, id)
+	})
+}
+
+func runRunsRetry(a *app, cmd *cobra.Command) {
+	fence := cmd.Flags().Int64("fence", 0, "retry only while the run still stands at this fence (the one you saw); 0: any")
+	runOp(a, cmd, func(ctx context.Context, c *leasehold.Client, id int64) (*leasehold.Run, error) {
+		return c.Retry(ctx, id, *fence)
 	})
 }
 
