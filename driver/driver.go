@@ -34,10 +34,11 @@ type Driver interface {
 	RunReleaser // runs_release.go
 	QueueStore  // queues.go
 	EffectStore
-	HomeStore    // home.go
-	NodeKeyStore // nodekeys.go
-	WorldRenewer // worldrenew.go
-	TokenStore   // tokens.go
+	HomeStore     // home.go
+	NodeKeyStore  // nodekeys.go
+	WorldRenewer  // worldrenew.go
+	TokenStore    // tokens.go
+	SnapshotStore // snapshots.go
 
 	// Name is "sqlite" or "postgres".
 	Name() string

@@ -329,3 +329,14 @@ func (v validating) TokenList(ctx context.Context, p *TokenListParams) ([]*Token
 func (v validating) TokenRevoke(ctx context.Context, p *TokenRevokeParams) (*Token, error) {
 	return checked(ctx, p, typed(v, v.Driver.TokenRevoke))
 }
+
+func (v validating) WorldSnapshotPut(ctx context.Context, p *WorldSnapshotPutParams) error {
+	_, err := checked(ctx, p, typed(v, func(ctx context.Context, p *WorldSnapshotPutParams) (struct{}, error) {
+		return struct{}{}, v.Driver.WorldSnapshotPut(ctx, p)
+	}))
+	return err
+}
+
+func (v validating) WorldSnapshotGet(ctx context.Context, p *WorldSnapshotGetParams) (*WorldSnapshot, error) {
+	return checked(ctx, p, typed(v, v.Driver.WorldSnapshotGet))
+}

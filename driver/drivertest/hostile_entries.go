@@ -120,6 +120,7 @@ func hostileEntries() []hostileEntry {
 	all = append(all, runBatch...)
 	all = append(all, homeEntries()...)
 	all = append(all, keyEntries()...)
+	all = append(all, snapshotEntries()...)
 	all = append(all, renewEntries()...)
 	all = append(all, enqueueTxEntries()...)
 	all = append(all, queueEntries()...)
