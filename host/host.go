@@ -95,6 +95,16 @@ type Config struct {
 	// the key registry (driver.NodeKeyStore, which a driver.Driver has);
 	// with another Store the host signs nothing.
 	Key ed25519.PrivateKey
+	// SnapshotEvery is how often a holder snapshots a world's state: when
+	// its mirror has folded SnapshotEvery positions past the last
+	// snapshot, after a batch lands, and once more after each handoff
+	// (snapshot.go). A node preparing the world then restores the snapshot
+	// and replays only the entries after it. It needs a Program whose
+	// State is a Snapshotter and a Store with driver.SnapshotStore (a
+	// driver.Driver has it); otherwise every mirror replays from position
+	// 1. Defaults to 10,000; negative: the host takes none (it still
+	// restores the ones it finds).
+	SnapshotEvery int64
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Runtime is the seam goroutines and waits go through (the simulator's
@@ -138,6 +148,9 @@ func (c *Config) withDefaults() error {
 	}
 	if c.MaxKeys <= 0 {
 		c.MaxKeys = 1_000_000
+	}
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = 10_000
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -207,6 +220,7 @@ type Host struct {
 
 	selfStops, acquired, released, spills, handbacks, lookedN atomic.Int64
 	effects, gateRefusals, drains, extensions                 atomic.Int64
+	entriesRead, snapsRestored, snapsIgnored, snapsTaken      atomic.Int64
 }
 
 // Stats are a host's counters since it started.
@@ -225,13 +239,25 @@ type Stats struct {
 	// held world), Extensions the lease.renewed entries they journaled.
 	Drains     int64 `json:"drains"`
 	Extensions int64 `json:"extensions"`
+	// EntriesRead counts the journal entries the mirrors read: replays
+	// (Prepare, Acquire, rebuilds) and the snapshot checks (snapshot.go).
+	EntriesRead int64 `json:"entries_read"`
+	// SnapshotsTaken counts the world snapshots this host stored;
+	// SnapshotsRestored those its mirrors started from; SnapshotsIgnored
+	// those found and not trusted (another journal, a bad checksum, a
+	// Restore that failed), after which the mirror replayed from 1.
+	SnapshotsTaken    int64 `json:"snapshots_taken"`
+	SnapshotsRestored int64 `json:"snapshots_restored"`
+	SnapshotsIgnored  int64 `json:"snapshots_ignored"`
 }
 
 // Stats returns the host's counters.
 func (h *Host) Stats() Stats {
 	return Stats{Acquired: h.acquired.Load(), Released: h.released.Load(), SelfStops: h.selfStops.Load(),
 		Spills: h.spills.Load(), Handbacks: h.handbacks.Load(), Looked: h.lookedN.Load(),
-		Effects: h.effects.Load(), GateRefusals: h.gateRefusals.Load(), Drains: h.drains.Load(), Extensions: h.extensions.Load()}
+		Effects: h.effects.Load(), GateRefusals: h.gateRefusals.Load(), Drains: h.drains.Load(), Extensions: h.extensions.Load(),
+		EntriesRead: h.entriesRead.Load(), SnapshotsTaken: h.snapsTaken.Load(), SnapshotsRestored: h.snapsRestored.Load(),
+		SnapshotsIgnored: h.snapsIgnored.Load()}
 }
 
 // slot is what this host generation keeps of one world, held or not: its
@@ -428,7 +454,7 @@ func (h *Host) slot(w string) (*slot, error) {
 		if err != nil {
 			return nil, err
 		}
-		s = &slot{holder: holder, m: newMirror(w, h.cfg.Program, h.cfg.KeyRetention, h.cfg.MaxKeys)}
+		s = &slot{holder: holder, m: newMirror(w, h.cfg.Program, h.cfg.KeyRetention, h.cfg.MaxKeys, h.mirrorSnaps())}
 		h.slots[w] = s
 	}
 	return s, nil

@@ -169,6 +169,7 @@ func (hw *hosted) loop(ctx context.Context) {
 		if fl != nil && !hw.land(ctx, fl) {
 			return
 		}
+		hw.maybeSnapshot(ctx, false) // nothing in the air: the state is the journal's through m.pos
 	}
 }
 
@@ -357,6 +358,13 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 	hw.stopKeeping() // the epoch is about to be given away: no drain may extend it
 	w, err := hw.holder.Handoff(ctx, c.to)
 	c.err = err
+	if err == nil {
+		// The mirror is the journal's through this holder's last entry:
+		// a snapshot of it (put off the loop, after the handoff, so the
+		// handoff waits for nothing) spares the next node that prepares
+		// the world the replay of this holder's term.
+		hw.maybeSnapshot(ctx, true)
+	}
 	if err != nil {
 		// Handed off or not, the epoch is dropped (it was promised away):
 		// read the head to tell submitters where the world is.

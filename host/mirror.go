@@ -3,7 +3,10 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -31,6 +34,21 @@ type mirror struct {
 	order  []keyAge // keys in the order they were recorded, for retention
 	maxAge time.Duration
 	maxLen int
+
+	snap     mirrorSnaps // snapshot.go; its store nil: no snapshots
+	snapAt   int64       // the position of the newest snapshot this mirror took or restored
+	snapping atomic.Bool // a snapshot's put is in the air (one at a time per world)
+}
+
+// mirrorSnaps is what a mirror needs of its host for snapshots, and the
+// host's counters it adds to.
+type mirrorSnaps struct {
+	store driver.SnapshotStore
+	every int64 // Config.SnapshotEvery
+	log   *slog.Logger
+	// read counts the journal entries the mirror read (replays and the
+	// snapshot checks): the load-independent cost of a Prepare.
+	read, restored, ignored, taken *atomic.Int64
 }
 
 type keyRecord struct {
@@ -45,8 +63,8 @@ type keyAge struct {
 	at  time.Time
 }
 
-func newMirror(w string, p Program, maxAge time.Duration, maxLen int) *mirror {
-	return &mirror{world: w, prog: p, state: p.New(), keys: map[string]keyRecord{}, maxAge: maxAge, maxLen: maxLen}
+func newMirror(w string, p Program, maxAge time.Duration, maxLen int, snap mirrorSnaps) *mirror {
+	return &mirror{world: w, prog: p, state: p.New(), keys: map[string]keyRecord{}, maxAge: maxAge, maxLen: maxLen, snap: snap}
 }
 
 // reset forgets everything: the next catchUp replays from position 1.
@@ -104,16 +122,22 @@ func (m *mirror) fold(e *journal.Entry, now time.Time) error {
 }
 
 // catchUp replays the journal from the mirror's position to the head (a
-// dirty mirror from position 1).
+// dirty mirror from position 1). An empty mirror first restores the
+// world's snapshot, when there is one it can trust (snapshot.go), and
+// replays only what follows it.
 func (m *mirror) catchUp(ctx context.Context, s Store, now func() time.Time) error {
 	if m.dirty {
 		m.reset()
+	}
+	if m.pos == 0 && m.snap.store != nil {
+		m.restoreSnapshot(ctx, s, now())
 	}
 	for {
 		es, err := s.JournalRead(ctx, &driver.JournalReadParams{World: m.world, From: m.pos + 1, Limit: 1000})
 		if err != nil {
 			return fmt.Errorf("world %s: replaying from %d: %w", m.world, m.pos+1, err)
 		}
+		m.snap.read.Add(int64(len(es)))
 		t := now()
 		for i := range es {
 			if err := m.fold(&es[i], t); err != nil {
@@ -124,6 +148,23 @@ func (m *mirror) catchUp(ctx context.Context, s Store, now func() time.Time) err
 		if len(es) < 1000 {
 			return nil
 		}
+	}
+}
+
+// restoreSnapshot restores the world's snapshot into the empty mirror,
+// or leaves it empty (and says why in the log) for a replay from 1: a
+// snapshot is a cache, so no failure of it is the caller's error.
+func (m *mirror) restoreSnapshot(ctx context.Context, s Store, now time.Time) {
+	ok, reads, err := m.restore(ctx, s, m.snap.store, now)
+	m.snap.read.Add(int64(reads))
+	switch {
+	case ok:
+		m.snapAt = m.pos
+		m.snap.restored.Add(1)
+	case errors.Is(err, lease.ErrNotFound):
+	default:
+		m.snap.ignored.Add(1)
+		m.snap.log.Warn("world snapshot not used; replaying the journal from position 1", "world", m.world, "err", err)
 	}
 }
 
