@@ -73,6 +73,11 @@ type simCmd struct {
 	ackPos int64
 }
 
+// hostSnapshotEvery is the hosts' snapshot interval: a few turns, so a
+// run's short journal is snapshotted several times and every restart,
+// spill and rebuild restores one and replays a tail (host/snapshot.go).
+const hostSnapshotEvery = 4
+
 // payoutRec is the witness's record of one command's payout.
 type payoutRec struct {
 	invoked, accepted int
@@ -91,6 +96,8 @@ type hostState struct {
 	asked    int // uncertain payouts the hosts reconciled with the witness
 	signed   int // journal entries that carry a holder's signature (the audit verified them)
 	handoffs int // handoffs the store applied
+	snapsPut int // world snapshots the hosts stored
+	snapsGot int // world snapshots the hosts' empty mirrors found (and checked before restoring)
 }
 
 func (s *Sim) hostDone() bool {
@@ -120,7 +127,8 @@ func (p *proc) hostMain(t *thread) {
 		seed[i] = byte(s.loop.rng.IntN(256))
 	}
 	cfg := host.Config{Store: &hostStore{p: p}, Node: nodeName(p.id), Program: programs.Bank{}, Clock: p.clock, Timing: tm,
-		Effector: &payoutEffector{p: p}, Key: ed25519.NewKeyFromSeed(seed[:]), Logger: slog.New(slog.DiscardHandler), Runtime: p.rt}
+		Effector: &payoutEffector{p: p}, Key: ed25519.NewKeyFromSeed(seed[:]), Logger: slog.New(slog.DiscardHandler), Runtime: p.rt,
+		SnapshotEvery: hostSnapshotEvery}
 	for {
 		h, err := host.New(cfg)
 		if err == nil {

@@ -24,9 +24,10 @@ import (
 type hostStore struct{ p *proc }
 
 var (
-	_ host.Store          = (*hostStore)(nil)
-	_ driver.WorldRenewer = (*hostStore)(nil)
-	_ driver.NodeKeyStore = (*hostStore)(nil)
+	_ host.Store           = (*hostStore)(nil)
+	_ driver.WorldRenewer  = (*hostStore)(nil)
+	_ driver.NodeKeyStore  = (*hostStore)(nil)
+	_ driver.SnapshotStore = (*hostStore)(nil)
 )
 
 func (hs *hostStore) via(ctx context.Context, name string, op func() error) error {
@@ -82,6 +83,34 @@ func (hs *hostStore) NodeKeyGet(ctx context.Context, params *driver.NodeKeyGetPa
 		return err
 	})
 	return k, err
+}
+
+// WorldSnapshotPut stores a host's snapshot (host/snapshot.go). A
+// snapshot is a cache, not a record: the world history does not see it;
+// a wrong one would show as a wrong state, which the oracle's checks of
+// the acknowledged commands and the payouts catch.
+func (hs *hostStore) WorldSnapshotPut(ctx context.Context, params *driver.WorldSnapshotPutParams) error {
+	return hs.via(ctx, "world-snapshot-put", func() error {
+		err := hs.p.s.store.WorldSnapshotPut(context.Background(), params)
+		if err == nil {
+			hs.p.s.hs.snapsPut++
+		}
+		return err
+	})
+}
+
+// WorldSnapshotGet reads the snapshot a host's empty mirror restores.
+func (hs *hostStore) WorldSnapshotGet(ctx context.Context, params *driver.WorldSnapshotGetParams) (*driver.WorldSnapshot, error) {
+	var snap *driver.WorldSnapshot
+	err := hs.via(ctx, "world-snapshot-get", func() error {
+		var err error
+		snap, err = hs.p.s.store.WorldSnapshotGet(context.Background(), params)
+		if err == nil {
+			hs.p.s.hs.snapsGot++
+		}
+		return err
+	})
+	return snap, err
 }
 
 // LeaseChange records the change in the world history. The holder's

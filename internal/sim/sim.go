@@ -53,8 +53,11 @@ type Result struct {
 	// between the intent and the turn) the hosts settled with the witness.
 	// Signed counts the journal entries carrying a holder's signature.
 	Commands, Resent, Handoffs, Payouts, PayoutsRefused, Reconciled, Signed int
-	MaxStrand                                                               time.Duration
-	History                                                                 string
+	// SnapshotsPut and SnapshotsGot count the world snapshots the hosts
+	// stored and the ones their empty mirrors found.
+	SnapshotsPut, SnapshotsGot int
+	MaxStrand                  time.Duration
+	History                    string
 }
 
 // OK reports whether no invariant was broken.
@@ -209,7 +212,8 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 		Invocations: s.oracle.invocations, RefusedByWitness: s.oracle.refusedByWitness, Uncertain: s.oracle.uncertainReports,
 		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Pauses: s.pauses, LateRenewals: s.oracle.lateRenewals,
 		Appends: len(s.oracle.ackedEntries), Sweeps: s.oracle.sweeps, JournalEntries: s.oracle.entries, Events: len(s.oracle.acked),
-		Host: k.Host, Commands: s.hs.acked, Resent: s.hs.resent, Handoffs: s.hs.handoffs, Payouts: s.hs.invoked, PayoutsRefused: s.hs.refused, Reconciled: s.hs.asked, Signed: s.hs.signed}
+		Host: k.Host, Commands: s.hs.acked, Resent: s.hs.resent, Handoffs: s.hs.handoffs, Payouts: s.hs.invoked, PayoutsRefused: s.hs.refused, Reconciled: s.hs.asked, Signed: s.hs.signed,
+		SnapshotsPut: s.hs.snapsPut, SnapshotsGot: s.hs.snapsGot}
 	for _, d := range s.oracle.strands {
 		r.MaxStrand = max(r.MaxStrand, d)
 	}
