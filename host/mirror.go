@@ -161,10 +161,12 @@ func (m *mirror) restoreSnapshot(ctx context.Context, s Store, now time.Time) {
 	case ok:
 		m.snapAt = m.pos
 		m.snap.restored.Add(1)
-	case errors.Is(err, lease.ErrNotFound):
-	default:
+	case errors.Is(err, errSnapshotMismatch):
 		m.snap.ignored.Add(1)
-		m.snap.log.Warn("world snapshot not used; replaying the journal from position 1", "world", m.world, "err", err)
+		m.snap.log.Warn("world snapshot not trusted; replaying the journal from position 1", "world", m.world, "err", err)
+	case errors.Is(err, lease.ErrNotFound):
+	default: // the store did not answer: the replay that follows meets the same store
+		m.snap.log.Debug("world snapshot not read; replaying the journal from position 1", "world", m.world, "err", err)
 	}
 }
 

@@ -60,6 +60,11 @@ const (
 	// InvEffectLive: a payout is invoked only while its invoker holds the
 	// world's lease under the call's epoch, unexpired on the store clock.
 	InvEffectLive = "effect-live"
+	// InvSnapshot: every world snapshot a host's empty mirror finds
+	// verifies against the journal and restores (host/snapshot.go): the
+	// journal never changes, so one that does not is a host bug — a
+	// snapshot taken from a state that is not the journal's fold.
+	InvSnapshot = "snapshot"
 )
 
 // simCmd is one client command, with what the client was told.
@@ -98,6 +103,20 @@ type hostState struct {
 	handoffs int // handoffs the store applied
 	snapsPut int // world snapshots the hosts stored
 	snapsGot int // world snapshots the hosts' empty mirrors found (and checked before restoring)
+	// snapsRestored, snapsIgnored: the hosts' own counts (host.Stats),
+	// summed over every generation's host.
+	snapsRestored, snapsIgnored int64
+	bandMoves                   int // handoffs the band made, each after its host.band entry
+}
+
+// countHost adds a host generation's snapshot counts (nil: none).
+func (hs *hostState) countHost(h *host.Host) {
+	if h == nil {
+		return
+	}
+	st := h.Stats()
+	hs.snapsRestored += st.SnapshotsRestored
+	hs.snapsIgnored += st.SnapshotsIgnored
 }
 
 func (s *Sim) hostDone() bool {
@@ -129,6 +148,9 @@ func (p *proc) hostMain(t *thread) {
 	cfg := host.Config{Store: &hostStore{p: p}, Node: nodeName(p.id), Program: programs.Bank{}, Clock: p.clock, Timing: tm,
 		Effector: &payoutEffector{p: p}, Key: ed25519.NewKeyFromSeed(seed[:]), Logger: slog.New(slog.DiscardHandler), Runtime: p.rt,
 		SnapshotEvery: hostSnapshotEvery}
+	if k.Band {
+		cfg.Band = p.band()
+	}
 	for {
 		h, err := host.New(cfg)
 		if err == nil {
@@ -152,7 +174,7 @@ func (p *proc) hostMain(t *thread) {
 	}
 	for {
 		t.sleep(tm.Renew/2 + time.Duration(s.loop.rng.Int64N(int64(tm.Renew)+1)))
-		if len(s.procs) < 2 || !slices.Contains(p.host.Held(), worldID) || s.loop.rng.IntN(3) != 0 {
+		if k.Band || len(s.procs) < 2 || !slices.Contains(p.host.Held(), worldID) || s.loop.rng.IntN(3) != 0 {
 			continue
 		}
 		q := s.procs[(p.id+1+s.loop.rng.IntN(len(s.procs)-1))%len(s.procs)]

@@ -42,6 +42,10 @@ type Knobs struct {
 	// client commands in all, from Submitters threads per process.
 	Host                 bool
 	Commands, Submitters int
+	// Band (host mode): the hosts' hot-world band moves the world — it
+	// spills from its home under load and comes back when the load has
+	// cleared (host_band.go) — instead of the operator's random handoffs.
+	Band bool
 
 	FaultPhase time.Duration // faults happen in [0, FaultPhase); then calm
 	CalmMax    time.Duration // how long the calm phase may take to finish every run
@@ -124,6 +128,9 @@ func (k Knobs) String() string {
 	world := "world holders"
 	if k.Host {
 		world = fmt.Sprintf("hosts: %d commands, %d submitters each", k.Commands, k.Submitters)
+		if k.Band {
+			world += ", moved by the hot-world band"
+		}
 	}
 	return world + "; " + fmt.Sprintf("mode %s, %d workers, %d runs x %d effects x %d events; lease %v renew %v drain %v stop %v skew %v poll %v; latency %v-%v, slow %.2f up to %v, err %.3f, loss %.3f, timeout %v; crash every %v, partition every %v up to %v, pause every %v up to %v (after a call %.3f), reclaim lag up to %v; drift %.1e, store step %v; faults for %v",
 		k.Mode, k.Workers, k.Runs, k.Effects, k.Events, r(t.Lease), r(t.Renew), r(t.Drain), r(t.Stop), r(t.Skew), r(t.Poll),

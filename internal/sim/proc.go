@@ -98,6 +98,7 @@ func (p *proc) start() {
 	p.lastFault = s.loop.now
 	p.ctx, p.stop = context.WithCancel(context.Background())
 	r := &simRT{l: s.loop, p: p, gen: p.gen}
+	s.hs.countHost(p.host) // the last generation's host
 	p.rt, p.host = r, nil
 	log := slog.New(slog.DiscardHandler)
 	store := &runStore{p: p}

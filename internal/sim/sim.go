@@ -56,8 +56,15 @@ type Result struct {
 	// SnapshotsPut and SnapshotsGot count the world snapshots the hosts
 	// stored and the ones their empty mirrors found.
 	SnapshotsPut, SnapshotsGot int
-	MaxStrand                  time.Duration
-	History                    string
+	// SnapshotsRestored and SnapshotsIgnored are the hosts' counts: the
+	// snapshots their mirrors started from, and those found and not
+	// trusted (the mirror replayed from position 1).
+	SnapshotsRestored, SnapshotsIgnored int64
+	// BandMoves counts the handoffs the hot-world band made (Knobs.Band),
+	// each checked to follow its host.band entry (InvBand).
+	BandMoves int
+	MaxStrand time.Duration
+	History   string
 }
 
 // OK reports whether no invariant was broken.
@@ -117,6 +124,7 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	k := drawKnobs(l.rng)
 	if seed%hostShare == 0 {
 		k.Host, k.Commands, k.Submitters = true, 8+l.rng.IntN(25), 1+l.rng.IntN(2)
+		k.Band = l.rng.IntN(2) == 0
 	}
 	if opts.Knobs != nil {
 		opts.Knobs(&k)
@@ -204,16 +212,21 @@ func Run(ctx context.Context, seed uint64, opts Options) (*Result, error) {
 	var all []*thread
 	for _, p := range s.procs {
 		all = append(all, p.threads...)
+		s.hs.countHost(p.host)
 	}
 	all = append(all, l.storeSide...)
 	l.killAll(all)
+	if s.hs.snapsIgnored > 0 {
+		s.oracle.fail(InvSnapshot, "the hosts' mirrors found %d snapshots they could not trust (a journal never changes, so every stored snapshot must verify)", s.hs.snapsIgnored)
+	}
 
 	r := &Result{Seed: seed, Knobs: k, Violations: s.oracle.violations, Trace: l.trace.all(), Virtual: l.now, Steps: l.steps,
 		Invocations: s.oracle.invocations, RefusedByWitness: s.oracle.refusedByWitness, Uncertain: s.oracle.uncertainReports,
 		Reclaims: s.oracle.reclaims, Crashes: s.crashes, Partitions: s.partitions, Pauses: s.pauses, LateRenewals: s.oracle.lateRenewals,
 		Appends: len(s.oracle.ackedEntries), Sweeps: s.oracle.sweeps, JournalEntries: s.oracle.entries, Events: len(s.oracle.acked),
 		Host: k.Host, Commands: s.hs.acked, Resent: s.hs.resent, Handoffs: s.hs.handoffs, Payouts: s.hs.invoked, PayoutsRefused: s.hs.refused, Reconciled: s.hs.asked, Signed: s.hs.signed,
-		SnapshotsPut: s.hs.snapsPut, SnapshotsGot: s.hs.snapsGot}
+		SnapshotsPut: s.hs.snapsPut, SnapshotsGot: s.hs.snapsGot, SnapshotsRestored: s.hs.snapsRestored, SnapshotsIgnored: s.hs.snapsIgnored,
+		BandMoves: s.hs.bandMoves}
 	for _, d := range s.oracle.strands {
 		r.MaxStrand = max(r.MaxStrand, d)
 	}

@@ -25,7 +25,8 @@ func TestSeeds(t *testing.T) {
 	n := seedsFromEnv(defaultSeeds)
 	start := time.Now()
 	var steps, late, appends, sweeps int
-	var hostSeeds, hostSteps, commands, resent, handoffs, payouts, refused, reconciled, signed, hostCrashes, snapsPut, snapsGot int
+	var hostSeeds, hostSteps, commands, resent, handoffs, payouts, refused, reconciled, signed, hostCrashes, snapsPut, snapsGot, bandMoves int
+	var snapsRestored, snapsIgnored int64
 	var virt time.Duration
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		r, err := sim.Run(context.Background(), seed, sim.Options{})
@@ -42,6 +43,9 @@ func TestSeeds(t *testing.T) {
 			signed += r.Signed
 			snapsPut += r.SnapshotsPut
 			snapsGot += r.SnapshotsGot
+			snapsRestored += r.SnapshotsRestored
+			snapsIgnored += r.SnapshotsIgnored
+			bandMoves += r.BandMoves
 			hostCrashes += r.Crashes
 		}
 		if testing.Verbose() && n <= 20 && r.Host {
@@ -63,8 +67,8 @@ func TestSeeds(t *testing.T) {
 	}
 	t.Logf("%d seeds, %d events, %v of virtual time, in %v; %d renewals reached the store after their lease expired (refused); worlds: %d appends acknowledged, %d expiry sweeps",
 		n, steps, virt.Round(time.Second), time.Since(start).Round(time.Millisecond), late, appends, sweeps)
-	t.Logf("host mode: %d seeds, %d events, %d commands acknowledged (%d acknowledged ones sent again), %d handoffs, %d payouts (%d refused by the witness, %d uncertain ones reconciled), %d crashes; %d signed journal entries audited; %d snapshots stored, %d found by empty mirrors; 0 violations",
-		hostSeeds, hostSteps, commands, resent, handoffs, payouts, refused, reconciled, hostCrashes, signed, snapsPut, snapsGot)
+	t.Logf("host mode: %d seeds, %d events, %d commands acknowledged (%d acknowledged ones sent again), %d handoffs, %d payouts (%d refused by the witness, %d uncertain ones reconciled), %d crashes; %d signed journal entries audited; %d snapshots stored, %d found by empty mirrors (%d restored, %d not trusted); %d band moves, each after its journaled transition; 0 violations",
+		hostSeeds, hostSteps, commands, resent, handoffs, payouts, refused, reconciled, hostCrashes, signed, snapsPut, snapsGot, snapsRestored, snapsIgnored, bandMoves)
 }
 
 func joinLines(ls []string) string {

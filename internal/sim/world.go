@@ -159,4 +159,7 @@ func (o *oracle) finalWorld() {
 	if o.s.knobs.Host {
 		o.finalHost(entries)
 	}
+	if o.s.knobs.Band {
+		o.finalBand(entries)
+	}
 }
