@@ -31,6 +31,9 @@ const (
 	// the WAL timeline's floor (driver/postgres/fencefloor.go), so a
 	// standby promoted after losing a claim hands its fence out again.
 	NoFenceFloor = false
+	// BandSkipsNote: host.Host's hot-world band hands a world off without
+	// journaling the transition (its host.band entry) first.
+	BandSkipsNote = false
 )
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).

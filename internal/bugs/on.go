@@ -20,6 +20,7 @@ var (
 	// NoFenceFloor is not one Set knows: the simulator has no Postgres
 	// store. internal/failover's planted-bug test sets it directly.
 	NoFenceFloor bool
+	BandSkipsNote bool
 )
 
 // Enabled reports whether bug switches can be set (a -tags simbugs build).
@@ -30,9 +31,10 @@ const Enabled = true
 func Set(name string) (reset func(), err error) {
 	sw, ok := map[string]*bool{"complete-fence": &SkipCompleteFence, "gate": &SkipGate,
 		"revive": &DrainRevives, "runway-answer": &RunwayFromAnswer, "holder-runway-answer": &HolderRunwayFromAnswer,
-		"host-skips-replay": &HostSkipsReplay, "mirror-forgets-keys": &MirrorForgetsKeys}[name]
+		"host-skips-replay": &HostSkipsReplay, "mirror-forgets-keys": &MirrorForgetsKeys,
+		"band-skips-note": &BandSkipsNote}[name]
 	if !ok {
-		return nil, fmt.Errorf("bugs: unknown bug %q (complete-fence, gate, revive, runway-answer, holder-runway-answer, host-skips-replay, mirror-forgets-keys)", name)
+		return nil, fmt.Errorf("bugs: unknown bug %q (complete-fence, gate, revive, runway-answer, holder-runway-answer, host-skips-replay, mirror-forgets-keys, band-skips-note)", name)
 	}
 	*sw = true
 	return func() { *sw = false }, nil

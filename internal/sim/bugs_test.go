@@ -30,6 +30,7 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 		{"world holder: runway from the answer, not the send", "holder-runway-answer", &bugs.HolderRunwayFromAnswer},
 		{"host appends before its mirror replays through its grant", "host-skips-replay", &bugs.HostSkipsReplay},
 		{"host applies a command twice across a handoff (its mirror forgets keys at acquire)", "mirror-forgets-keys", &bugs.MirrorForgetsKeys},
+		{"hot-world band hands off without journaling the transition", "band-skips-note", &bugs.BandSkipsNote},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			*c.set = true
@@ -51,7 +52,7 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 
 // TestOneSeedWithBug replays LEASEHOLD_SIM_SEED with the planted bug named
 // by LEASEHOLD_SIM_BUG (complete-fence, gate, revive, runway-answer,
-// holder-runway-answer, host-skips-replay, mirror-forgets-keys).
+// holder-runway-answer, host-skips-replay, mirror-forgets-keys, band-skips-note).
 func TestOneSeedWithBug(t *testing.T) {
 	seed, bug := os.Getenv("LEASEHOLD_SIM_SEED"), os.Getenv("LEASEHOLD_SIM_BUG")
 	if seed == "" || bug == "" {
@@ -59,7 +60,8 @@ func TestOneSeedWithBug(t *testing.T) {
 	}
 	sw := map[string]*bool{"complete-fence": &bugs.SkipCompleteFence, "gate": &bugs.SkipGate,
 		"revive": &bugs.DrainRevives, "runway-answer": &bugs.RunwayFromAnswer, "holder-runway-answer": &bugs.HolderRunwayFromAnswer,
-		"host-skips-replay": &bugs.HostSkipsReplay, "mirror-forgets-keys": &bugs.MirrorForgetsKeys}[bug]
+		"host-skips-replay": &bugs.HostSkipsReplay, "mirror-forgets-keys": &bugs.MirrorForgetsKeys,
+		"band-skips-note": &bugs.BandSkipsNote}[bug]
 	require.NotNil(t, sw, "unknown bug %q", bug)
 	*sw = true
 	defer func() { *sw = false }()
