@@ -35,7 +35,7 @@ func (c *countingStore) JournalRead(ctx context.Context, p *driver.JournalReadPa
 
 // depositMany has 16 submitters deposit 1 into accounts a0..a15, n
 // commands in all, and fails t on any error.
-func depositMany(t *testing.T, h *host.Host, w string, n int) {
+func depositMany(t testing.TB, h *host.Host, w string, n int) {
 	ctx := context.Background()
 	const submitters = 16
 	var wg sync.WaitGroup
@@ -63,7 +63,7 @@ func depositMany(t *testing.T, h *host.Host, w string, n int) {
 // waitSnapshot polls the store, with a generous deadline, until w's
 // snapshot is at position at least min (the put runs off the world's
 // loop, so nothing signals it to a test).
-func waitSnapshot(t *testing.T, d driver.Driver, w string, min int64) *driver.WorldSnapshot {
+func waitSnapshot(t testing.TB, d driver.Driver, w string, min int64) *driver.WorldSnapshot {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		s, err := d.WorldSnapshotGet(context.Background(), &driver.WorldSnapshotGetParams{World: w})
