@@ -37,6 +37,14 @@ type Snapshotter interface {
 // snapshotVersion is the envelope's format (below).
 const snapshotVersion = 1
 
+// snapshotKeys bounds the replies a snapshot carries: the newest ones,
+// which are the retries a handoff or a restart is likely to meet. The
+// rest are not lost — the store's key index answers a forgotten key with
+// its first position, and the host reads the reply there — so this bounds
+// the snapshot's size and the time the world's loop spends encoding it
+// (a hot world remembers up to Config.MaxKeys replies), not idempotency.
+const snapshotKeys = 4096
+
 // snapshotBody is what a host stores as a snapshot's data: the program's
 // bytes and the mirror's own memory at the position — the replies of the
 // keys it remembers (so a retry after a restore is answered without a
@@ -101,7 +109,7 @@ func (m *mirror) encodeSnapshot() (body []byte, pos int64, ok bool, err error) {
 		return nil, 0, false, fmt.Errorf("world %s: snapshotting the state at %d: %w", m.world, m.pos, err)
 	}
 	b := snapshotBody{V: snapshotVersion, State: st}
-	for _, ka := range m.order {
+	for _, ka := range m.order[max(len(m.order)-snapshotKeys, 0):] {
 		r := m.keys[ka.key]
 		b.Keys = append(b.Keys, snapshotKey{Key: ka.key, Hash: r.hash, Reply: r.reply, Pos: r.pos, Effects: r.effects})
 	}

@@ -87,4 +87,15 @@
 // holds the lease under the call's epoch on the store clock
 // (InvEffectLive). The planted bugs host-skips-replay and
 // mirror-forgets-keys (internal/bugs) show these bite.
+//
+// The hosts snapshot the world every few positions (host/snapshot.go), so
+// restarts, spills and rebuilds restore a snapshot and replay the tail:
+// every snapshot a mirror finds must verify (InvSnapshot), and a wrong
+// restored state would break the checks above. In half the host seeds
+// (Knobs.Band) the hosts' hot-world band moves the world instead of the
+// operator's random handoffs (host_band.go): every handoff must follow
+// its holder's host.band entry under the same epoch, naming the same
+// receiver, with a reason and a load on the right side of the thresholds
+// (InvBand; planted bug band-skips-note). That no position has two
+// writers through those handoffs is InvJournal's and the world model's.
 package sim
