@@ -52,6 +52,9 @@
 #                        (extensions): exhaustive, 0 errors
 #   world-keeper-cover   as cover, for -DKEEPER
 #   world-confirm-moves-runway -DKEEPER -DBUG_CONFIRM_MOVES_RUNWAY expects W4
+#   world-band           -DBAND: every handoff a band move, its host.band
+#                        note journaled first (W11)
+#   world-band-no-note   -DBAND -DBUG_BAND_NO_NOTE                 expects W11
 #   world-sim-readopt    -DSIM_READOPT: sim/world.go's adoption rule as written
 #                        (may re-adopt an epoch whose handoff is in flight)
 #                        expects W4 (a finding, see README.md)
@@ -105,6 +108,8 @@ variant_defs() {
 	world-keeper) echo "-DKEEPER" ;;
 	world-keeper-cover) echo "-DKEEPER -DCOVER" ;;
 	world-confirm-moves-runway) echo "-DKEEPER -DBUG_CONFIRM_MOVES_RUNWAY" ;;
+	world-band) echo "-DBAND" ;;
+	world-band-no-note) echo "-DBAND -DBUG_BAND_NO_NOTE" ;;
 	*) return 1 ;;
 	esac
 }
@@ -127,6 +132,7 @@ variant_expect() { # an extended regexp over the first VIOLATED_ name
 	world-effect-no-gate) echo '^VIOLATED_W10_' ;;
 	world-intent-key-without-epoch) echo '^VIOLATED_W9_' ;;
 	world-confirm-moves-runway) echo '^VIOLATED_W4_' ;;
+	world-band-no-note) echo '^VIOLATED_W11_' ;;
 	esac
 }
 variant_model() { # the model file of a variant
@@ -162,7 +168,7 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-model-$v.XXXXXX")
 	cp "$here/$mf" "$dir/$mf"
 	local is_bug=0 cflags="-DSAFETY" panflags="-m200000 -w$hash_w"
-	case "$v" in correct | cover | fenced-reconcile | world | world-cover | world-effects | world-effects-cover | world-effects-revoke | world-keeper | world-keeper-cover) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
+	case "$v" in correct | cover | fenced-reconcile | world | world-cover | world-effects | world-effects-cover | world-effects-revoke | world-keeper | world-keeper-cover | world-band) ;; *) is_bug=1 cflags="-DSAFETY -DBFS" panflags="-w$hash_w" ;; esac
 
 	echo "=== $v: spin -a $(echo $defs) $mf && gcc -O2 $cflags -o pan pan.c && ./pan $panflags"
 	local start end
@@ -254,12 +260,12 @@ run_variant() { # $1 = variant; returns 0 when the variant behaves as expected
 variants=("$@")
 [ ${#variants[@]} -eq 0 ] && variants=(correct)
 if [ "${variants[0]}" = all ]; then
-	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double world world-cover world-bugs world-effects world-effects-cover world-effects-revoke world-keeper world-keeper-cover)
+	variants=(correct cover no-fence-complete drain-revives runway-from-answer no-gate silent-rerun bad-timing limit-zombie-double world world-cover world-bugs world-effects world-effects-cover world-effects-revoke world-keeper world-keeper-cover world-band)
 fi
 expanded=()
 for v in "${variants[@]}"; do
 	if [ "$v" = world-bugs ]; then
-		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay world-reinvoke-uncertain world-effect-no-gate world-intent-key-without-epoch world-confirm-moves-runway)
+		expanded+=(world-no-epoch-check world-adopt-old-epoch world-renew-revives world-sim-readopt world-no-key-dedup world-append-before-replay world-reinvoke-uncertain world-effect-no-gate world-intent-key-without-epoch world-confirm-moves-runway world-band-no-note)
 	else
 		expanded+=("$v")
 	fi

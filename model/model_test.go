@@ -97,8 +97,9 @@ func TestModel(t *testing.T) {
 	// effects variant (-DEFFECTS: W9, W10), the same with an operator
 	// revoke and grants (-DEFFECTS -DMAXREV=1 -DMAXPOS=6: the intent key
 	// carries the epoch) and its keeper variant (-DKEEPER: confirmations
-	// beside renewals, W4).
-	for _, v := range []string{"world", "world-effects", "world-effects-revoke", "world-keeper"} {
+	// beside renewals, W4), and its band variant (-DBAND: every handoff a
+	// band move whose host.band note is journaled first, W11).
+	for _, v := range []string{"world", "world-effects", "world-effects-revoke", "world-keeper", "world-band"} {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			out := runCheck(t, v)
@@ -152,6 +153,7 @@ func TestModel(t *testing.T) {
 		{"world-reinvoke-uncertain", regexp.MustCompile(`^VIOLATED_W9_effect_invoked_at_most_once$`)},
 		{"world-effect-no-gate", regexp.MustCompile(`^VIOLATED_W10_effect_only_under_a_live_lease$`)},
 		{"world-confirm-moves-runway", regexp.MustCompile(`^VIOLATED_W4_belief_implies_lease$`)},
+		{"world-band-no-note", regexp.MustCompile(`^VIOLATED_W11_band_move_journaled_first$`)},
 		// The intent key without the epoch (fx:<id>:<attempt>, the host
 		// before the fix): with an operator revoke, the key rule answers a
 		// revoked holder's delayed intent OK and it invokes E a second time

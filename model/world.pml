@@ -137,6 +137,13 @@
  *   W4 under KEEPER: a drain that only confirms (epoch, holder, not expired;
  *       writes nothing) does not move the runway's origin: only a confirmed
  *       extension's (renewal's) send does.
+ *   W11 (BAND) every handoff the store applies is a band transition
+ *       journaled first: a host.band note appended and accepted under the
+ *       very epoch the handoff hands off (host/hosted.go handoff: the note
+ *       is the holder's last data entry; a renewal may land between). The
+ *       holder hands off only after its note's OK answer under its epoch;
+ *       a note whose answer is lost, or an epoch lost after the note, makes
+ *       it append a new note under the epoch it then holds.
  *
  *   Planted bugs — each must give a counterexample (check.sh world-bugs):
  *   BUG_WORLD_NO_EPOCH_CHECK  the append rule without epoch = current
@@ -204,6 +211,7 @@
 #define KEY_K      1    /* K's turn: the command key; under EFFECTS, E's commit */
 #define KEY_INTENT 2    /* host.effect, key fx:<id>:<attempt ra>:<epoch re> */
 #define KEY_RES    3    /* host.effect_resolved, key fr:<id>:<attempt ra>, happened rh */
+#define KEY_BAND   4    /* BAND: a host.band note, the band's transition before a handoff */
 
 /* EFFECTS: a holder's progress through command K's effect E (hfx) */
 #define FX_NONE   0     /* not working on K's effect */
@@ -234,6 +242,9 @@ byte rev_e;                /* W4: the epoch an operator revoked, 0 = none */
 byte nrev;                 /* operator revokes so far */
 bool wdead;                /* W5: the current epoch's lease has been seen expired */
 byte kpos;                 /* W6: the position of command K's entry, 0 = not journaled */
+#ifdef BAND
+byte bnote;                /* W11: the epoch of the last host.band note journaled, 0 = none */
+#endif
 #ifdef EFFECTS
 /* The journal's effect entries for K's effect E (what a replayed mirror
  * folds: host/effects.go fxState), and the witness outside the ledger. */
@@ -251,6 +262,9 @@ bool hren[NH];      /* a synchronous renewal was confirmed since adoption */
 byte age[NH];       /* now − send of the last confirmed expiry-setting write */
 byte hoff[NH];      /* the last epoch this generation handed off (never re-adopted) */
 bool prep[NH];      /* an append passed its runway check, not yet sent (a pause may sit here) */
+#ifdef BAND
+byte hnote[NH];     /* the epoch under which this generation's band note was answered OK */
+#endif
 #ifdef EFFECTS
 byte hfx[NH];       /* FX_*: this generation's progress through K's effect */
 #endif
@@ -476,6 +490,9 @@ end:
 				CHECK(VIOLATED_W6_command_applied_once, rkey[k] != KEY_K || kpos == 0);
 				CHECK(VIOLATED_W8_decided_on_a_mirror_through_its_grant, rmok[k]);
 				if :: rkey[k] == KEY_K -> kpos = w_pos :: else -> skip fi;
+#ifdef BAND
+				if :: rkey[k] == KEY_BAND -> bnote = re[k] :: else -> skip fi;
+#endif
 #ifdef EFFECTS
 				if
 				:: rkey[k] == KEY_INTENT ->
@@ -506,6 +523,9 @@ end:
 			 * expires_at > $now */
 			if
 			:: re[k] == w_epoch && w_holder == NAME(me) && w_rem > 0 && w_pos + 1 <= MAXPOS ->
+#ifdef BAND
+				CHECK(VIOLATED_W11_band_move_journaled_first, bnote == re[k]);
+#endif
 				w_pos++;
 				start_epoch(NAME(1 - me));
 				printf("store: H%d hands epoch %d to H%d at %d\n", me, w_epoch, 1 - me, w_pos);
@@ -623,6 +643,14 @@ inline send_append(i, key, replayed) {
 #define FX_APPENDS(i) true
 #endif
 
+/* BAND: a band move hands off only once its note was journaled under the
+ * epoch it hands off (the bug: without one) */
+#if defined(BAND) && !defined(BUG_BAND_NO_NOTE)
+#define NOTED(i) (hnote[i] == hep[i])
+#else
+#define NOTED(i) true
+#endif
+
 proctype Holder(byte i) {
 end:
 	do
@@ -636,6 +664,9 @@ end:
 		orphan(i);
 		inc[i]++;
 		drop(i); hoff[i] = 0;
+#ifdef BAND
+		hnote[i] = 0;
+#endif
 		gstart[i] = w_epoch;
 		printf("H%d crashes and restarts as generation id %d (same name; start epoch %d)\n", i, GEN(i), gstart[i]);
 		inv()
@@ -709,6 +740,13 @@ end:
 		prep[i] && hep[i] != 0 && rst[2 * i] == Q_FREE -> send_append(i, KEY_K, 1);
 		printf("H%d sends command K's turn under epoch %d (granted at %d), decided on its mirror replayed to the head: seen %d\n", i, hep[i], hgat[i], rs[2 * i])
 	}
+#ifdef BAND
+	:: STEP {
+		/* the band decides a move: its note first (hosted.judgeBand → handoff) */
+		prep[i] && hep[i] != 0 && hnote[i] != hep[i] && rst[2 * i] == Q_FREE -> send_append(i, KEY_BAND, 1);
+		printf("H%d journals a band transition under epoch %d\n", i, hep[i])
+	}
+#endif
 #else
 	/* ------------------- K's effect E: host/turn_effects.go, effects.go */
 	/* K is decided on the holder's mirror replayed to the head (it folds E's
@@ -778,7 +816,7 @@ end:
 	:: STEP {
 		/* to the other holder (home → spill, or the handback); the holder
 		 * stops acting under the epoch at the send */
-		hep[i] != 0 && hren[i] && rst[2 * i] == Q_FREE && !prep[i] ->
+		hep[i] != 0 && hren[i] && rst[2 * i] == Q_FREE && !prep[i] && NOTED(i) ->
 		send(i, R_HANDOFF, hep[i], 0);
 		hoff[i] = hep[i];
 		printf("H%d hands epoch %d off to H%d\n", i, hep[i], 1 - i);
@@ -796,6 +834,11 @@ end:
 			printf("H%d: renewal confirmed, runway age %d\n", i, age[i])
 		:: rk[2 * i] == R_RENEW && hep[i] == re[2 * i] && rst[2 * i] != Q_OK ->
 			drop(i); printf("H%d: renewal refused: drops its epoch\n", i)
+#ifdef BAND
+		:: rk[2 * i] == R_APPEND && rst[2 * i] == Q_OK && rkey[2 * i] == KEY_BAND && hep[i] == re[2 * i] ->
+			hnote[i] = hep[i];
+			printf("H%d: its band note under epoch %d is journaled: it may hand off\n", i, hep[i])
+#endif
 		:: rk[2 * i] == R_APPEND && rst[2 * i] == Q_OK && rkey[2 * i] == KEY_K ->
 			/* K acknowledged to its client: it must be in the journal */
 			CHECK(VIOLATED_W7_acknowledged_command_journaled, kpos != 0 && kpos <= w_pos);
