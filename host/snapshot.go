@@ -96,10 +96,13 @@ func snapshotSum(world, program string, pos int64, entryHash, body []byte) []byt
 	return h.Sum(nil)
 }
 
-// encodeSnapshot encodes the mirror's state and memory; ok is false when
-// the state is no Snapshotter or the mirror is not the fold of the
-// journal through m.pos (dirty, or nothing folded).
-func (m *mirror) encodeSnapshot() (body []byte, pos int64, ok bool, err error) {
+// encodeSnapshot takes the snapshot's contents from the mirror: the
+// program's encoding (on the loop: the state is the loop's) and copies of
+// the newest replies and the open effects, which the put marshals off the
+// loop (a reply's bytes are never changed once recorded). ok is false when
+// the state is no Snapshotter or the mirror is not the fold of the journal
+// through m.pos (dirty, or nothing folded).
+func (m *mirror) encodeSnapshot() (b *snapshotBody, pos int64, ok bool, err error) {
 	sn, can := m.state.(Snapshotter)
 	if !can || m.dirty || m.pos < 1 {
 		return nil, 0, false, nil
@@ -108,8 +111,10 @@ func (m *mirror) encodeSnapshot() (body []byte, pos int64, ok bool, err error) {
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("world %s: snapshotting the state at %d: %w", m.world, m.pos, err)
 	}
-	b := snapshotBody{V: snapshotVersion, State: st}
-	for _, ka := range m.order[max(len(m.order)-snapshotKeys, 0):] {
+	b = &snapshotBody{V: snapshotVersion, State: st}
+	recent := m.order[max(len(m.order)-snapshotKeys, 0):]
+	b.Keys = make([]snapshotKey, 0, len(recent))
+	for _, ka := range recent {
 		r := m.keys[ka.key]
 		b.Keys = append(b.Keys, snapshotKey{Key: ka.key, Hash: r.hash, Reply: r.reply, Pos: r.pos, Effects: r.effects})
 	}
@@ -118,17 +123,17 @@ func (m *mirror) encodeSnapshot() (body []byte, pos int64, ok bool, err error) {
 			b.FX = append(b.FX, snapshotFX{Command: c, Key: k, Attempt: st.attempt, Pending: st.pending, Pos: st.pos, Happened: st.happened, Result: st.result})
 		}
 	}
-	body, err = json.Marshal(b)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	return body, m.pos, true, nil
+	return b, m.pos, true, nil
 }
 
-// putSnapshot stores a body encodeSnapshot made at pos: it reads the
-// journal's hash at pos (the entry is immutable, so this can run off the
+// putSnapshot marshals what encodeSnapshot took at pos, reads the
+// journal's hash at pos (the entry is immutable, so all this runs off the
 // world's loop) and stores the snapshot under it.
-func putSnapshot(ctx context.Context, s Store, ss driver.SnapshotStore, w, program string, pos int64, body []byte) error {
+func putSnapshot(ctx context.Context, s Store, ss driver.SnapshotStore, w, program string, pos int64, b *snapshotBody) error {
+	body, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
 	es, err := s.JournalRead(ctx, &driver.JournalReadParams{World: w, From: pos, Limit: 1})
 	if err != nil {
 		return err
