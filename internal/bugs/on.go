@@ -19,7 +19,7 @@ var (
 
 	// NoFenceFloor is not one Set knows: the simulator has no Postgres
 	// store. internal/failover's planted-bug test sets it directly.
-	NoFenceFloor bool
+	NoFenceFloor  bool
 	BandSkipsNote bool
 )
 
