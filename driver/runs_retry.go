@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/leasehold/leasehold/journal"
@@ -44,8 +43,4 @@ func ClassifyRetryRefusal(p *RunRetryParams, cur *Run) error {
 	default:
 		return fmt.Errorf("retry of run %d refused: run is %s, not failed or cancelled: %w", p.ID, cur.State, ErrConflict)
 	}
-}
-
-func (v validating) RunRetry(ctx context.Context, p *RunRetryParams) (*Run, error) {
-	return checked(ctx, p, typed(v, v.Driver.RunRetry))
 }
