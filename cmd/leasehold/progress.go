@@ -28,7 +28,12 @@ func (a *app) progressShown() bool {
 // until then.
 func (a *app) progress(total int64, desc string) *progressbar.ProgressBar {
 	if !a.progressShown() {
-		return progressbar.DefaultSilent(total, desc)
+		// Invisible, not DefaultSilent: a silent spinner (total -1) still
+		// starts the library's redraw goroutine, which reads the bar's
+		// state without its lock (progressbar v3.19.1's IsStarted) and
+		// raced with Finish under -race. An invisible bar starts none.
+		return progressbar.NewOptions64(total, progressbar.OptionSetWriter(io.Discard),
+			progressbar.OptionSetDescription(desc), progressbar.OptionSetVisibility(false))
 	}
 	return newBar(a.errOut, total, desc)
 }

@@ -67,7 +67,7 @@ var rules = map[string]rule{
 	// the OpenTelemetry API only, never an SDK or exporter)
 	"driver":          {layer: "driver interface", inside: pureCore, outside: []string{"go.opentelemetry.io/otel"}},
 	"driver/sqlite":   {layer: "driver", inside: join(driverAPI, []string{"internal/bugs"}), outside: []string{"modernc.org/sqlite"}},
-	"driver/postgres": {layer: "driver", inside: driverAPI, outside: []string{"github.com/jackc/pgx/v5"}},
+	"driver/postgres": {layer: "driver", inside: join(driverAPI, []string{"internal/bugs"}), outside: []string{"github.com/jackc/pgx/v5"}},
 	// libSQL is the SQLite driver on another engine (sqlite.OpenEngine):
 	// the one driver that imports another, the one it runs.
 	"driver/libsql": {layer: "driver", inside: join(driverAPI, []string{"driver/sqlite"}), outside: []string{"github.com/tursodatabase/go-libsql"}},
