@@ -138,6 +138,16 @@ func (c *Client) Fail(ctx context.Context, id, fence int64, reason string, retry
 	return err
 }
 
+// Snooze puts a held run back to available after delay without using up
+// its attempt (POST /v1/runs/{id}/snooze). maxSnoozes bounds the run's
+// snoozes over its life (0: the server's default, 100); a run at its bound
+// is a conflict problem and stays held, for the caller to fail.
+func (c *Client) Snooze(ctx context.Context, id, fence int64, delay time.Duration, maxSnoozes int) (Run, error) {
+	var out struct{ Run Run }
+	_, err := c.call(ctx, "POST", runPath(id, "/snooze"), map[string]any{"fence": fence, "delay_ms": delay.Milliseconds(), "max_snoozes": maxSnoozes}, &out)
+	return out.Run, err
+}
+
 // Block parks a held run until it is unblocked.
 func (c *Client) Block(ctx context.Context, id, fence int64, reason string) error {
 	_, err := c.call(ctx, "POST", runPath(id, "/block"), map[string]any{"fence": fence, "reason": reason}, nil)

@@ -40,6 +40,12 @@ type WorkerConfig struct {
 	// handlers that finish together share one call and one store commit.
 	// Defaults to 1000.
 	CompleteBatch int
+	// MaxSnoozes bounds how often a run may snooze (leasehold.Snooze)
+	// over its life, as leasehold.WorkerConfig.MaxSnoozes does: past it,
+	// a snooze fails the attempt instead, with the limit as the reason.
+	// Defaults to 100 (runs.DefaultMaxSnoozes); at most
+	// runs.MaxSnoozesLimit; negative is refused (ErrInvalid).
+	MaxSnoozes int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -84,6 +90,12 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 		if n <= 0 {
 			return nil, &journal.InputError{Field: "queues", Problem: fmt.Sprintf("queue %q: concurrency %d must be positive", q, n)}
 		}
+	}
+	if cfg.MaxSnoozes == 0 {
+		cfg.MaxSnoozes = runs.DefaultMaxSnoozes
+	}
+	if err := runs.ValidateMaxSnoozes(cfg.MaxSnoozes); err != nil {
+		return nil, err
 	}
 	if cfg.Owner == "" {
 		host, _ := os.Hostname()
@@ -248,7 +260,9 @@ func call(h leasehold.Handler, ctx context.Context, rh *leasehold.RunHandle) (er
 }
 
 // finish writes a handler's outcome, fenced: complete (batched), block,
-// snooze (as a fail with the delay: the API has no snooze yet), or fail.
+// snooze, or fail. A snooze the server refuses for the run's bound (a
+// conflict: the run is still held) fails the attempt instead, with the
+// refusal as the reason — the in-process worker's rule (scheduler.snooze).
 func (w *Worker) finish(r *run, herr error) {
 	c, id, fence := w.cfg.Client, r.l.ID, r.l.Fence
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -268,7 +282,10 @@ func (w *Worker) finish(r *run, herr error) {
 		if reason, ok := scheduler.AsBlock(herr); ok {
 			err = c.Block(ctx, id, fence, journal.SafeReason(reason))
 		} else if delay, invalid, ok := scheduler.AsSnooze(herr); ok && invalid == nil {
-			err = c.Fail(ctx, id, fence, "snoozed", delay)
+			_, err = c.Snooze(ctx, id, fence, delay, w.cfg.MaxSnoozes)
+			if p, isP := AsProblem(err); isP && p.Kind() == "conflict" {
+				err = c.Fail(ctx, id, fence, journal.SafeReason(err.Error()), -1)
+			}
 		} else {
 			err = c.Fail(ctx, id, fence, journal.SafeReason(herr.Error()), -1)
 		}

@@ -43,6 +43,7 @@ var rules = map[string]rule{
 	"POST /v1/runs/{id}/complete":        {from: fromRun, action: auth.Work},
 	"POST /v1/runs/{id}/fail":            {from: fromRun, action: auth.Work},
 	"POST /v1/runs/{id}/block":           {from: fromRun, action: auth.Work},
+	"POST /v1/runs/{id}/snooze":          {from: fromRun, action: auth.Work},
 	"POST /v1/runs/{id}/cancel":          {from: fromRun, action: auth.Admin},
 	"POST /v1/runs/{id}/unblock":         {from: fromRun, action: auth.Admin},
 	"POST /v1/runs/{id}/retry":           {from: fromRun, action: auth.Work}, // work or admin on the run's queue

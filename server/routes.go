@@ -29,6 +29,7 @@ func (s *Server) routes() []route {
 		h("POST", "/v1/runs/{id}/cancel", s.cancel),
 		h("POST", "/v1/runs/{id}/unblock", s.unblock),
 		h("POST", "/v1/runs/{id}/retry", s.retry),
+		h("POST", "/v1/runs/{id}/snooze", s.snooze), // snooze.go
 
 		h("POST", "/v1/runs/{id}/effects/begin", s.effectBegin),
 		h("POST", "/v1/runs/{id}/effects/commit", s.effectCommit),
