@@ -6,7 +6,7 @@ func Cases() []Case {
 	for _, group := range [][]Case{schemaCases, worldCases, appendCases, leaseCases, sweepCases, importCases, propertyCases, runCases, effectCases, renewManyCases, inputCases, hostileCases, runRoundTripCases, effectLedgerCases, appendMoreCases, edgeCases, enqueueTxCases, snoozeCases, retentionCases, uniqueScopeCases, releaseCases, queueCases, retryCases} {
 		all = append(all, group...)
 	}
-	return append(all, enqueueOrderCase, runListCase, runCountsCase,
+	return append(all, enqueueOrderCase, runListCase, runCountsCase, eventNotifyCase,
 		Case{"RunEnqueueBatchKeepsEveryColumnInInputOrder", caseRunEnqueueBatchKeepsEveryColumn},
 		Case{"RunReclaimedRunKeepsItsPlaceInTheQueue", caseReclaimedRunKeepsItsPlace})
 }

@@ -51,6 +51,7 @@ func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPara
 	if err != nil {
 		return nil, err
 	}
+	d.notifier.notify(p.Events) // committed: wake this process's subscribers (notify.go)
 	return &out, nil
 }
 

@@ -45,6 +45,9 @@ type store struct {
 	effectStmts effectStmtCache
 	// queueStmts are the queue control statements (queues_stmts.go).
 	queueStmts queueStmtCache
+	// notifier wakes this process's event subscribers after an append
+	// commits (notify.go).
+	notifier localNotifier
 }
 
 var _ driver.Driver = (*store)(nil)
@@ -157,6 +160,7 @@ func (d *store) Close() error {
 	}
 	d.effectStmts.mu.Unlock()
 	d.closeQueueStmts()
+	d.notifier.close()
 	return errorsJoin(d.r.Close(), d.w.Close())
 }
 
