@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/leasehold/leasehold"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/journal"
 )
 
@@ -20,6 +22,11 @@ import (
 // worker's /metrics series carry a worker label: the mode in force
 // (leasehold_keeper_mode) and every switch by from and to
 // (leasehold_keeper_mode_switches_total).
+//
+// Remote runners are listed and switched too (remote_mode.go): all of
+// them as the worker "remote-holders" (the server's keeper for them, whose
+// metrics carry that label), one of them as "remote:<owner>". all: true
+// switches the attached workers and every remote runner.
 
 // workers are the in-process workers attached to the server, by name.
 type workers struct {
@@ -32,6 +39,9 @@ type workers struct {
 func (s *Server) AttachWorker(name string, w *leasehold.Worker) error {
 	if err := journal.ValidateID("worker", name); err != nil {
 		return err
+	}
+	if name == remoteHoldersWorker || strings.HasPrefix(name, remoteOwnerPrefix) {
+		return &journal.InputError{Field: "worker", Problem: fmt.Sprintf("%q is the admin mode API's name of remote runners (remote_mode.go)", name)}
 	}
 	s.workers.mu.Lock()
 	defer s.workers.mu.Unlock()
@@ -88,11 +98,15 @@ func (s *Server) worker(name string) *leasehold.Worker {
 	return s.workers.m[name]
 }
 
+// getModes lists the attached workers, by name, then the remote runners:
+// "remote-holders" and each runner with a mode of its own.
 func (s *Server) getModes(w http.ResponseWriter, r *http.Request) {
 	out := ModeList{Workers: []WorkerMode{}}
 	for _, n := range s.workerNames() {
 		out.Workers = append(out.Workers, WorkerMode{Worker: n, Mode: s.worker(n).Mode().String()})
 	}
+	out.Workers = append(out.Workers, WorkerMode{Worker: remoteHoldersWorker, Mode: s.book.k.Mode().String()})
+	out.Workers = append(out.Workers, s.book.ownerModeList()...)
 	writeJSON(w, out)
 }
 
@@ -108,12 +122,22 @@ func (s *Server) setModes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var names []string
+	remoteAll, owner := req.All, ""
 	switch {
 	case req.All == (req.Worker != ""):
 		s.problem(w, r, &journal.InputError{Field: "worker", Problem: "name one worker, or set all: true (not both)"})
 		return
 	case req.All:
 		names = s.workerNames()
+	case req.Worker == remoteHoldersWorker:
+		remoteAll = true
+	case strings.HasPrefix(req.Worker, remoteOwnerPrefix):
+		o, _, err := remoteOwner(req.Worker)
+		if err != nil {
+			s.problem(w, r, err)
+			return
+		}
+		owner = o
 	default:
 		if s.worker(req.Worker) == nil {
 			s.problem(w, r, fmt.Errorf("no worker %.80q is attached to this server: %w", req.Worker, leasehold.ErrNotFound))
@@ -132,5 +156,23 @@ func (s *Server) setModes(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Logger.Info("heartbeat mode set through the admin API", "worker", n, "from", prev, "to", m)
 		out.Workers = append(out.Workers, WorkerMode{Worker: n, Mode: m.String(), Previous: prev.String()})
 	}
+	var prev keeper.Mode
+	switch {
+	case remoteAll:
+		prev, err = s.book.setMode(keeper.Mode(m))
+		names = []string{remoteHoldersWorker}
+	case owner != "":
+		prev, err = s.book.setOwnerMode(owner, keeper.Mode(m))
+		names = []string{req.Worker}
+	default:
+		writeJSON(w, out)
+		return
+	}
+	if err != nil {
+		s.problem(w, r, err)
+		return
+	}
+	s.cfg.Logger.Info("heartbeat mode set through the admin API", "worker", names[0], "from", prev, "to", m)
+	out.Workers = append(out.Workers, WorkerMode{Worker: names[0], Mode: m.String(), Previous: prev.String()})
 	writeJSON(w, out)
 }

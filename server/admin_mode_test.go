@@ -31,12 +31,14 @@ func TestAdminModeSwitchesAttachedWorkers(t *testing.T) {
 
 		var l server.ModeList
 		b.get(t, "/v1/admin/mode").ok(t, &l)
-		require.Equal(t, []server.WorkerMode{{Worker: "a", Mode: "dark"}, {Worker: "b", Mode: "dark"}}, l.Workers)
+		require.Equal(t, []server.WorkerMode{{Worker: "a", Mode: "dark"}, {Worker: "b", Mode: "dark"}, {Worker: "remote-holders", Mode: "writebehind"}}, l.Workers,
+			"the attached workers, then the remote runners (remote_mode.go)")
 
 		b.post(t, "/v1/admin/mode", map[string]any{"mode": "writebehind", "worker": "b"}).ok(t, &l)
 		require.Equal(t, []server.WorkerMode{{Worker: "b", Mode: "writebehind", Previous: "dark"}}, l.Workers)
 		b.post(t, "/v1/admin/mode", map[string]any{"mode": "sync", "all": true}).ok(t, &l)
-		require.Equal(t, []server.WorkerMode{{Worker: "a", Mode: "sync", Previous: "dark"}, {Worker: "b", Mode: "sync", Previous: "writebehind"}}, l.Workers)
+		require.Equal(t, []server.WorkerMode{{Worker: "a", Mode: "sync", Previous: "dark"}, {Worker: "b", Mode: "sync", Previous: "writebehind"},
+			{Worker: "remote-holders", Mode: "sync", Previous: "writebehind"}}, l.Workers, "all: the remote runners too")
 
 		before := b.get(t, "/v1/admin/mode").body
 		for name, body := range map[string]string{

@@ -31,6 +31,11 @@ type Config struct {
 	// passing). Enqueues through this server wake it at once. Defaults to
 	// 250ms.
 	ClaimPoll time.Duration
+	// RemoteMode is the heartbeat mode remote runners' renewals are made
+	// in (remote_mode.go): writebehind (the zero value: one drain per
+	// T_drain for all of them), dark or sync. Switch it at runtime
+	// through /v1/admin/mode, as the worker "remote-holders".
+	RemoteMode leasehold.HeartbeatMode
 	// StreamPoll is how often an event or journal stream reads again when
 	// nothing woke it: the fallback for lost notifications and for writes
 	// no notification reaches (another process on SQLite). Writes through
@@ -125,6 +130,9 @@ func (c Config) Validate() error {
 	}
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
 		return fmt.Errorf("server: rate limit %v: want a finite rate >= 0 (0: none): %w", c.RateLimit, leasehold.ErrInvalid)
+	}
+	if _, err := leasehold.ParseHeartbeatMode(c.RemoteMode.String()); err != nil {
+		return fmt.Errorf("server: remote mode: %w", err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leasehold/leasehold"
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -17,31 +18,42 @@ import (
 // cancelled or claimed again is refused with the fenced problem and
 // changes nothing.
 
-// renew is POST /v1/runs/{id}/renew: a remote heartbeat. For a lease this
-// server keeps live for this owner it is write-behind (SPEC §2): the
-// keeper marks it, the next drain renews it together with every other
-// remote runner's in one statement, and the answer — with no store call —
-// carries the runway the last confirmed write gives. A lease the server
-// does not keep (claimed through another replica, given up by the keeper)
-// or another owner's is renewed synchronously, fenced by the store.
+// renew is POST /v1/runs/{id}/renew: a remote heartbeat, made in the
+// runner's heartbeat mode (remote_mode.go). In writebehind (the default),
+// for a lease this server keeps live for this owner (SPEC §2): the keeper
+// marks it, the next drain renews it together with every other remote
+// runner's in one statement, and the answer — with no store call —
+// carries the runway the last confirmed write gives. In sync and dark the
+// fenced renewal is written before the answer (dark marks it for the
+// drain too). A lease the server does not keep (claimed through another
+// replica, given up by the keeper) or another owner's is renewed
+// synchronously in every mode, fenced by the store. The answer's renewal
+// says which it was: "writebehind", "sync" or "dark".
 func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
 	id, req, ok := idAndBody[renewRequest](s, w, r)
 	if !ok {
 		return
 	}
 	ref := driver.RunLeaseRef{ID: id, Fence: req.Fence}
-	if s.book.renew(ref, string(req.Owner)) {
+	owner := string(req.Owner)
+	mode := s.book.modeOf(owner)
+	if mode == keeper.ModeWriteBehind && s.book.renew(ref, owner) {
 		s.metrics.renewals.WithLabelValues("writebehind").Inc()
 		writeJSON(w, renewResponse{ID: id, Fence: req.Fence, RunwayMS: ms(s.book.runway(ref)), Renewal: "writebehind"})
 		return
 	}
-	_, runway, err := s.renewNow(r, id, req.Fence, string(req.Owner))
+	_, runway, err := s.renewNow(r, id, req.Fence, owner)
 	if err != nil {
 		s.problem(w, r, err)
 		return
 	}
-	s.metrics.renewals.WithLabelValues("sync").Inc()
-	writeJSON(w, renewResponse{ID: id, Fence: req.Fence, RunwayMS: ms(runway), Renewal: "sync"})
+	how := "sync"
+	if mode == keeper.ModeDark {
+		s.book.shadow(ref, owner)
+		how = "dark"
+	}
+	s.metrics.renewals.WithLabelValues(how).Inc()
+	writeJSON(w, renewResponse{ID: id, Fence: req.Fence, RunwayMS: ms(runway), Renewal: how})
 }
 
 // renewNow renews a lease synchronously and records its send time.

@@ -35,10 +35,13 @@ type leaseBook struct {
 	k      *keeper.Keeper
 	timing lease.Timing
 
-	mu      sync.Mutex // guards m, byRun and pruneAt; never held across a store call
+	mu      sync.Mutex // guards m, byRun, pruneAt and ownerModes; never held across a store call
 	m       map[driver.RunLeaseRef]held
 	byRun   map[int64]int64 // run id → the fence of its entry in m: one lease per run
 	pruneAt int
+	// ownerModes are the remote runners given a mode of their own
+	// (remote_mode.go); the others follow the keeper's.
+	ownerModes map[string]keeper.Mode
 
 	clk clock.Clock
 	// cut, when set, is the store-clock watch's cut in force at a reading
@@ -71,11 +74,11 @@ const remoteHoldersWorker = "remote-holders"
 // lost, and the entry, released already, is untouched by that.
 const noOwner = "-forgotten-"
 
-func newLeaseBook(d driver.Driver, clk clock.Clock, t lease.Timing, log *slog.Logger) (*leaseBook, error) {
+func newLeaseBook(d driver.Driver, clk clock.Clock, t lease.Timing, mode keeper.Mode, log *slog.Logger) (*leaseBook, error) {
 	b := &leaseBook{timing: t, m: map[driver.RunLeaseRef]held{}, byRun: map[int64]int64{}, pruneAt: minPrune, clk: clk, log: log}
 	// The flush's own timeout (D_stop) runs on real time: it bounds a store
 	// call, and a fake clock in a test then drives only the drain's beat.
-	k, err := keeper.New(keeper.Config{Kind: "remote runs", Timing: t, Mode: keeper.ModeWriteBehind, Clock: clk, Logger: log,
+	k, err := keeper.New(keeper.Config{Kind: "remote runs", Timing: t, Mode: mode, Clock: clk, Logger: log,
 		Runtime: rt.Real(clock.Real()),
 		Flusher: keeper.FlusherFunc(func(ctx context.Context, refs []keeper.Ref) ([]int, error) {
 			return b.flush(ctx, d, refs)
@@ -102,6 +105,11 @@ func (b *leaseBook) flush(ctx context.Context, d driver.Driver, refs []keeper.Re
 	}
 	var lost []int
 	sent := make([]int, 0, len(refs)) // indexes into refs of p.Runs
+	// own[j] is the entry of p.Runs[j] when its runner is in writebehind
+	// while the keeper is not (remote_mode.go): the keeper would not take
+	// the drain as that lease's evidence, so the flush confirms it.
+	var own map[int]*keeper.Entry
+	keeperWB := b.k.Mode() == keeper.ModeWriteBehind
 	b.mu.Lock()
 	for i, r := range refs {
 		if r.Fence < top[r.ID] {
@@ -112,6 +120,12 @@ func (b *leaseBook) flush(ctx context.Context, d driver.Driver, refs []keeper.Re
 		owner := noOwner
 		if h, ok := b.m[ref]; ok {
 			owner = h.owner
+			if m, has := b.ownerModes[owner]; has && m == keeper.ModeWriteBehind && !keeperWB {
+				if own == nil {
+					own = map[int]*keeper.Entry{}
+				}
+				own[len(p.Runs)] = h.e
+			}
 		}
 		p.Runs, p.Owners = append(p.Runs, ref), append(p.Owners, owner)
 		sent = append(sent, i)
@@ -131,6 +145,15 @@ func (b *leaseBook) flush(ctx context.Context, d driver.Driver, refs []keeper.Re
 		}
 		for _, j := range res.Lost {
 			lost = append(lost, sent[from+j])
+			if e := own[from+j]; e != nil {
+				b.forget(driver.RunLeaseRef(e.Ref())) // its next renewal is synchronous: the store decides
+				delete(own, from+j)
+			}
+		}
+		for j := from; j < to; j++ {
+			if e := own[j]; e != nil {
+				e.Confirm(sentAt)
+			}
 		}
 	}
 	slices.Sort(lost)
@@ -155,7 +178,9 @@ func (b *leaseBook) start() {
 
 // drainLoop drains every T_drain; a failed drain is retried with backoff
 // from T_drain/8 up to T_drain (its leases stay dirty), as the keeper's
-// own loop does (internal/keeper/drain.go).
+// own loop does (internal/keeper/drain.go). It drains in every mode: only
+// the renewals made in writebehind and dark mark a lease (remote_mode.go),
+// so in sync nothing is dirty and a drain issues no statement.
 func (b *leaseBook) drainLoop(ctx context.Context) {
 	defer close(b.loopDone)
 	next, backoff := b.timing.Drain, time.Duration(0)

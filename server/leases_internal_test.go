@@ -37,7 +37,7 @@ func TestALeaseBookKeepsOneLeasePerRun(t *testing.T) {
 	held := got[0]
 
 	timing := lease.RunDefaults()
-	b, err := newLeaseBook(d, clock.Real(), timing, slog.New(slog.DiscardHandler))
+	b, err := newLeaseBook(d, clock.Real(), timing, keeper.ModeWriteBehind, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, b.stop(ctx)) }()
 	old := driver.RunLeaseRef{ID: held.ID, Fence: held.Fence - 1} // as if claimed before, by "a"

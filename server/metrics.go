@@ -30,7 +30,7 @@ func newMetrics() *metrics {
 		claimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "leasehold_runs_claimed_total",
 			Help: "Runs claimed through the HTTP API."}),
 		renewals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leasehold_remote_renewals_total",
-			Help: "Remote renewals by how they were made: writebehind (marked for the keeper's drain, no store call) or sync."}, []string{"path"}),
+			Help: "Remote renewals by how they were made: writebehind (marked for the keeper's drain, no store call), sync (written before the answer), or dark (written before the answer and marked for the drain)."}, []string{"path"}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.claimed, m.renewals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -17,6 +17,7 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/internal/httpapi"
+	"github.com/leasehold/leasehold/internal/keeper"
 	"github.com/leasehold/leasehold/journal"
 )
 
@@ -72,7 +73,7 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{c: c, d: c.Driver(), cfg: cfg, enqueued: make(chan struct{}), stopping: make(chan struct{})}
-	book, err := newLeaseBook(s.d, cfg.Clock, cfg.Timing, cfg.Logger)
+	book, err := newLeaseBook(s.d, cfg.Clock, cfg.Timing, keeper.Mode(cfg.RemoteMode), cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
