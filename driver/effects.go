@@ -57,6 +57,8 @@ type EffectStore interface {
 	// RunEventList returns a run's events after (AfterFence, AfterSeq) in
 	// (fence, seq) order, at most Limit.
 	RunEventList(ctx context.Context, p *RunEventListParams) ([]*RunEvent, error)
+	// A queue's events in commit order (events_queue.go).
+	QueueEventLister
 }
 
 // EffectOutcome is what RunEffectBegin found.

@@ -69,6 +69,11 @@ func runStringEntries() []hostileEntry {
 				return nil
 			}}
 		}),
+		str("RunEventListQueue.queue", func(x *hx, v string) hostileCall {
+			return readOnly(func() error {
+				return ignore(x.effects().RunEventListQueue(x.ctx, &driver.RunEventListQueueParams{Queue: v}))
+			})
+		}),
 		str("RunClaim.queue", func(x *hx, v string) hostileCall {
 			enq, enqErr := rs(x).RunEnqueue(x.ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: v}}})
 			var got []*driver.Run

@@ -229,6 +229,16 @@ func runValueEntries() []hostileEntry {
 				return ignore(es(x).RunEventList(x.ctx, &driver.RunEventListParams{RunID: r.ID, Limit: int(v)}))
 			})
 		}),
+		num("RunEventListQueue.after_pos", func(x *hx, v int64) hostileCall {
+			return readOnly(func() error {
+				return ignore(es(x).RunEventListQueue(x.ctx, &driver.RunEventListQueueParams{Queue: "q", After: driver.QueueEventCursor{Pos: v, RunID: 1, Fence: 1}}))
+			})
+		}),
+		num("RunEventListQueue.limit", func(x *hx, v int64) hostileCall {
+			return readOnly(func() error {
+				return ignore(es(x).RunEventListQueue(x.ctx, &driver.RunEventListQueueParams{Queue: "q", Limit: int(v)}))
+			})
+		}),
 		num("RunEffectList.run_id", func(x *hx, v int64) hostileCall {
 			return readOnly(func() error { return ignore(es(x).RunEffectList(x.ctx, &driver.RunEffectListParams{RunID: v})) })
 		}),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,6 +104,20 @@ WHERE run_id = $1 AND (fence, seq) > ($2, $3)
 ORDER BY fence, seq
 LIMIT $4`
 
+// listQueueEvents reads a queue's events after a cursor in (txid, run,
+// fence, seq) order — a range scan of run_events_txid joined to each
+// event's run — keeping only events whose transaction is older than every
+// transaction still running (migration 0014): a transaction that began
+// before them may still commit, and its events would sort before the
+// cursor a reader takes from this page.
+const listQueueEvents = `SELECT e.txid::text::bigint, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at
+FROM run_events e JOIN runs r ON r.id = e.run_id
+WHERE r.queue = $1
+  AND (e.txid, e.run_id, e.fence, e.seq) > ($2::text::xid8, $3, $4, $5)
+  AND e.txid < pg_snapshot_xmin(pg_current_snapshot())
+ORDER BY e.txid, e.run_id, e.fence, e.seq
+LIMIT $6`
+
 // eventBatch is a validated batch as column arrays, the shape appendEvents
 // unnests.
 type eventBatch struct {
@@ -176,6 +191,39 @@ func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPara
 		return nil, fail(fmt.Errorf("finding the fenced events: %w", err))
 	}
 	return res, nil
+}
+
+// RunEventListQueue implements driver.QueueEventLister: a read, on the
+// general pool.
+func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQueueParams) ([]*driver.QueueEvent, error) {
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: listing events of queue %q: %w", p.Queue, withCtx(ctx, err))
+	}
+	conn, err := d.acquire(ctx, false)
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer conn.Release()
+	a := p.After
+	rows, err := conn.Query(ctx, listQueueEvents, p.Queue, strconv.FormatInt(a.Pos, 10), a.RunID, a.Fence, a.Seq, p.Limit)
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer rows.Close()
+	var out []*driver.QueueEvent
+	for rows.Next() {
+		var e driver.QueueEvent
+		var created time.Time
+		if err := rows.Scan(&e.Pos, &e.RunID, &e.Fence, &e.Seq, &e.Kind, &e.Payload, &created); err != nil {
+			return nil, fail(err)
+		}
+		e.CreatedAt = created.UTC()
+		out = append(out, &e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail(err)
+	}
+	return out, nil
 }
 
 // RunEventList implements driver.EffectStore: a read, on the general pool.

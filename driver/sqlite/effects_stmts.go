@@ -62,9 +62,14 @@ RETURNING ` + effectColumns
 	// fence; a (run, fence, seq) already present inserts nothing. (The
 	// SELECT's WHERE also settles SQLite's parsing ambiguity between ON
 	// CONFLICT and a join constraint.)
-	eventInsertSQL = `INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE ` + runHeldSQL("?1", "?2") + `
+	eventInsertSQL = `INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at, pos)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE ` + runHeldSQL("?1", "?2") + `
 ON CONFLICT DO NOTHING`
+
+	// eventPositionSQL takes the append transaction's position in the
+	// queue-wide event order (migration 0012): one counter, bumped under
+	// the one writer, so a later commit always has a higher position.
+	eventPositionSQL = `UPDATE run_event_position SET pos = pos + 1 WHERE one = 1 RETURNING pos`
 
 	eventExistsSQL = `SELECT EXISTS (SELECT 1 FROM run_events WHERE run_id = ?1 AND fence = ?2 AND seq = ?3)`
 )
@@ -84,7 +89,8 @@ const eventChunkMin = 4
 // eventInsertChunkSQL inserts up to eventChunk events, each only if its run
 // is running under its fence (the join), a (run, fence, seq) already
 // present inserting nothing. Parameter 1 is the creation time; event i
-// (from 0) binds parameters 5i+2 … 5i+6 as run_id, fence, seq, kind and
+// and parameter 2 the transaction's position (eventPositionSQL); event i
+// (from 0) binds parameters 5i+3 … 5i+7 as run_id, fence, seq, kind and
 // payload. A chunk that is not full is padded with NULL run ids, which the
 // join and the WHERE drop, so one prepared statement serves every size. The
 // WHERE is needed anyway: it settles SQLite's parsing ambiguity between ON
@@ -94,8 +100,8 @@ const eventChunkMin = 4
 // ?NNN: see runInsertChunkSQL.
 var eventInsertChunkSQL = func() string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at)
-SELECT v.column1, v.column2, v.column3, v.column4, v.column5, ?
+	b.WriteString(`INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at, pos)
+SELECT v.column1, v.column2, v.column3, v.column4, v.column5, ?, ?
 FROM (VALUES `)
 	for i := range eventChunk {
 		if i > 0 {
@@ -117,7 +123,7 @@ type effectStmts struct {
 	run *runStmts
 
 	held, selectEffect, insertIntent, commit, resolveCommit, resolveDelete, insertCommitted,
-	insertEvent, insertEventChunk, eventExists *sql.Stmt
+	insertEvent, insertEventChunk, eventExists, eventPosition *sql.Stmt
 }
 
 type effectStmtCache struct {
@@ -154,6 +160,7 @@ func (d *store) effectPrepared(ctx context.Context) (*effectStmts, error) {
 		{&s.insertCommitted, effectInsertCommittedSQL},
 		{&s.insertEvent, eventInsertSQL},
 		{&s.insertEventChunk, eventInsertChunkSQL},
+		{&s.eventPosition, eventPositionSQL},
 		{&s.eventExists, eventExistsSQL},
 	} {
 		st, err := d.w.PrepareContext(ctx, p.sql)
@@ -171,7 +178,7 @@ func (d *store) effectPrepared(ctx context.Context) (*effectStmts, error) {
 // own cache owns).
 func (s *effectStmts) close() {
 	for _, st := range []*sql.Stmt{s.held, s.selectEffect, s.insertIntent, s.commit, s.resolveCommit,
-		s.resolveDelete, s.insertCommitted, s.insertEvent, s.insertEventChunk, s.eventExists} {
+		s.resolveDelete, s.insertCommitted, s.insertEvent, s.insertEventChunk, s.eventExists, s.eventPosition} {
 		if st != nil {
 			st.Close()
 		}

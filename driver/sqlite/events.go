@@ -32,8 +32,12 @@ func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPara
 	}
 	const what = "appending run events"
 	err := d.inWriteTx(ctx, what, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
+		var pos int64
+		if err := tx.StmtContext(ctx, st.eventPosition).QueryRowContext(ctx).Scan(&pos); err != nil {
+			return fmt.Errorf("sqlite: %s: taking the position: %w", what, err)
+		}
 		w := eventWriter{ctx: ctx, tx: tx, st: st, evs: p.Events, payloads: payloads,
-			created: now.UnixMicro(), out: &out}
+			created: now.UnixMicro(), pos: pos, out: &out}
 		for c := 0; c < len(p.Events); c += eventChunk {
 			to := min(c+eventChunk, len(p.Events))
 			var err error
@@ -63,6 +67,7 @@ type eventWriter struct {
 	evs      []driver.RunEventInsert
 	payloads [][]byte
 	created  int64 // the store time, Unix microseconds
+	pos      int64 // the transaction's place in the queue-wide order (eventPositionSQL)
 	out      *driver.RunEventAppendResult
 
 	insert, insertChunk, exists *sql.Stmt // bound to tx on first use
@@ -74,11 +79,11 @@ type eventWriter struct {
 func (w *eventWriter) chunk(from, to int) error {
 	if w.insertChunk == nil {
 		w.insertChunk = w.tx.StmtContext(w.ctx, w.st.insertEventChunk)
-		w.chunkArgs = make([]any, 1+5*eventChunk)
-		w.chunkArgs[0] = w.created
+		w.chunkArgs = make([]any, 2+5*eventChunk)
+		w.chunkArgs[0], w.chunkArgs[1] = w.created, w.pos
 	}
 	for k := range eventChunk {
-		a := w.chunkArgs[1+5*k : 6+5*k]
+		a := w.chunkArgs[2+5*k : 7+5*k]
 		if i := from + k; i < to {
 			ev := &w.evs[i]
 			a[0], a[1], a[2], a[3], a[4] = ev.RunID, ev.Fence, ev.Seq, ev.Kind, w.payloads[i]
@@ -113,7 +118,7 @@ func (w *eventWriter) each(from, to int) error {
 	}
 	for i := from; i < to; i++ {
 		ev := &w.evs[i]
-		res, err := w.insert.ExecContext(w.ctx, ev.RunID, ev.Fence, ev.Seq, ev.Kind, w.payloads[i], w.created)
+		res, err := w.insert.ExecContext(w.ctx, ev.RunID, ev.Fence, ev.Seq, ev.Kind, w.payloads[i], w.created, w.pos)
 		if err != nil {
 			return fmt.Errorf("event %d (run %d, fence %d, seq %d): %w", i, ev.RunID, ev.Fence, ev.Seq, err)
 		}
@@ -148,6 +153,37 @@ func (w *eventWriter) classify(i int) error {
 		w.out.Fenced = append(w.out.Fenced, i)
 	}
 	return nil
+}
+
+// RunEventListQueue implements driver.QueueEventLister, on the read
+// pool: the queue's events after the cursor in (pos, run, fence, seq)
+// order, a range scan of run_events_pos joined to each event's run. Every
+// committed position is final (eventPositionSQL), so nothing is held back.
+func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQueueParams) ([]*driver.QueueEvent, error) {
+	a := p.After
+	rows, err := d.r.QueryContext(ctx, `SELECT e.pos, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at
+FROM run_events e JOIN runs r ON r.id = e.run_id
+WHERE r.queue = ?1 AND (e.pos, e.run_id, e.fence, e.seq) > (?2, ?3, ?4, ?5)
+ORDER BY e.pos, e.run_id, e.fence, e.seq
+LIMIT ?6`, p.Queue, a.Pos, a.RunID, a.Fence, a.Seq, p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: listing events of queue %q: %w", p.Queue, err)
+	}
+	defer rows.Close()
+	var out []*driver.QueueEvent
+	for rows.Next() {
+		var ev driver.QueueEvent
+		var created int64
+		if err := rows.Scan(&ev.Pos, &ev.RunID, &ev.Fence, &ev.Seq, &ev.Kind, &ev.Payload, &created); err != nil {
+			return nil, fmt.Errorf("sqlite: listing events of queue %q: %w", p.Queue, err)
+		}
+		ev.CreatedAt = fromMicros(created)
+		out = append(out, &ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: listing events of queue %q: %w", p.Queue, err)
+	}
+	return out, nil
 }
 
 // RunEventList implements driver.EffectStore, on the read pool: a run's

@@ -258,6 +258,9 @@ func (rs *runStore) RunEffectList(context.Context, *driver.RunEffectListParams) 
 func (rs *runStore) RunEventList(context.Context, *driver.RunEventListParams) ([]*driver.RunEvent, error) {
 	return nil, errNotSimulated
 }
+func (rs *runStore) RunEventListQueue(context.Context, *driver.RunEventListQueueParams) ([]*driver.QueueEvent, error) {
+	return nil, errNotSimulated
+}
 
 // transitionAnswer reports whether a write's answer is the run state
 // machine's: accepted, or refused by the fence and state rule. A write
