@@ -31,8 +31,18 @@ import (
 // transactions that began before its own have ended.
 type QueueEventLister interface {
 	// RunEventListQueue returns the events of the queue's runs after
-	// After, in (Pos, RunID, Fence, Seq) order, at most Limit.
-	RunEventListQueue(ctx context.Context, p *RunEventListQueueParams) ([]*QueueEvent, error)
+	// After, in (Pos, RunID, Fence, Seq) order, at most Limit, and
+	// whether events after them exist that are not listable yet.
+	RunEventListQueue(ctx context.Context, p *RunEventListQueueParams) (*QueueEventPage, error)
+}
+
+// QueueEventPage is one read of a queue's events.
+type QueueEventPage struct {
+	Events []*QueueEvent
+	// Pending: an event of the queue after the last one listed is
+	// committed or being committed, but held back until older
+	// transactions end (Postgres); list again soon. Never set on SQLite.
+	Pending bool
 }
 
 // QueueEventCursor is a position in a queue's event order; the zero value
@@ -82,6 +92,6 @@ func (p *RunEventListQueueParams) normalized() (*RunEventListQueueParams, error)
 	return &q, nil
 }
 
-func (v validating) RunEventListQueue(ctx context.Context, p *RunEventListQueueParams) ([]*QueueEvent, error) {
+func (v validating) RunEventListQueue(ctx context.Context, p *RunEventListQueueParams) (*QueueEventPage, error) {
 	return normalizedCall(ctx, p, typed(v, v.Driver.RunEventListQueue))
 }

@@ -23,6 +23,7 @@ const (
 	fromHandler                    // the handler checks, once it has read the body or query (allow)
 	fromRun                        // the queue of the run in {id}
 	fromWorld                      // the world in {world}
+	fromQueue                      // the queue in {queue}
 )
 
 // rules maps each route ("METHOD path", as routes.go lists it) to its
@@ -80,6 +81,7 @@ var rules = map[string]rule{
 	"GET /v1/runs/{id}/events/stream":       {from: fromRun, action: auth.Read},
 	"POST /v1/runs/complete":                {from: fromHandler, action: auth.Work},
 	"GET /v1/worlds/{world}/journal/stream": {from: fromWorld, action: auth.Read},
+	"GET /v1/queues/{queue}/events/stream":  {from: fromQueue, action: auth.Read},
 }
 
 // isPublic reports whether the route answers without a token.
@@ -107,6 +109,8 @@ func (s *Server) check(r *http.Request, ru rule) error {
 		return allow(r, auth.Admin, auth.Token, "")
 	case fromWorld:
 		return allow(r, ru.action, auth.World, r.PathValue("world"))
+	case fromQueue:
+		return allow(r, ru.action, auth.Queue, r.PathValue("queue"))
 	case fromRun:
 		p := principalOf(r.Context())
 		if p != nil && p.scopes.AllowsAll(ru.action, auth.Queue) {

@@ -71,5 +71,6 @@ func (s *Server) routes() []route {
 		h("GET", "/v1/runs/{id}/events/stream", s.eventsStream),
 		h("GET", "/v1/worlds/{world}/journal/stream", s.journalStream),
 		h("POST", "/v1/runs/complete", s.completeMany),
+		h("GET", "/v1/queues/{queue}/events/stream", s.queueEventsStream), // stream_queue.go
 	}
 }

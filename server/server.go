@@ -48,6 +48,9 @@ type Server struct {
 
 	// journalWatch wakes journal streams on the store's notifications.
 	journalWatch *journalWatch
+	// eventWatch wakes queue event streams on the store's notifications
+	// (stream_queue.go).
+	eventWatch *eventWatch
 
 	// enqueued is closed (and replaced) when runs were enqueued through
 	// this server, waking long-polling claims at once.
@@ -87,6 +90,7 @@ func New(c *leasehold.Client, cfg Config) (*Server, error) {
 		s.hostAPI = host.Handler(cfg.Host)
 	}
 	s.journalWatch = &journalWatch{d: s.d, log: cfg.Logger}
+	s.eventWatch = &eventWatch{d: s.d, log: cfg.Logger}
 	s.metrics = newMetrics()
 	s.clock = newStoreClock(s)
 	s.book.cut, s.book.probe = s.clock.excess, s.clock.observeStore

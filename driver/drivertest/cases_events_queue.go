@@ -19,7 +19,7 @@ func (e *env) listQueue(queue string, after driver.QueueEventCursor, limit int) 
 	e.t.Helper()
 	out, err := e.effects().RunEventListQueue(e.ctx, &driver.RunEventListQueueParams{Queue: queue, After: after, Limit: limit})
 	require.NoError(e.t, err)
-	return out
+	return out.Events
 }
 
 // listQueueSettled lists queue's events after cursor once at least n are

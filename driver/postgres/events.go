@@ -106,15 +106,17 @@ LIMIT $4`
 
 // listQueueEvents reads a queue's events after a cursor in (txid, run,
 // fence, seq) order — a range scan of run_events_txid joined to each
-// event's run — keeping only events whose transaction is older than every
-// transaction still running (migration 0014): a transaction that began
-// before them may still commit, and its events would sort before the
-// cursor a reader takes from this page.
-const listQueueEvents = `SELECT e.txid::text::bigint, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at
+// event's run — each with whether it is listable: its transaction older
+// than every transaction still running (migration 0014). A transaction
+// that began before a later one may still commit, and its events would
+// sort before the cursor a reader takes from this page. Listable rows
+// come first in this order (txid < xmin is monotone in txid), so the list
+// stops at the first that is not, and reports the rest pending.
+const listQueueEvents = `SELECT e.txid::text::bigint, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at,
+       e.txid < pg_snapshot_xmin(pg_current_snapshot())
 FROM run_events e JOIN runs r ON r.id = e.run_id
 WHERE r.queue = $1
   AND (e.txid, e.run_id, e.fence, e.seq) > ($2::text::xid8, $3, $4, $5)
-  AND e.txid < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY e.txid, e.run_id, e.fence, e.seq
 LIMIT $6`
 
@@ -195,7 +197,7 @@ func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPara
 
 // RunEventListQueue implements driver.QueueEventLister: a read, on the
 // general pool.
-func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQueueParams) ([]*driver.QueueEvent, error) {
+func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQueueParams) (*driver.QueueEventPage, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: listing events of queue %q: %w", p.Queue, withCtx(ctx, err))
 	}
@@ -210,20 +212,26 @@ func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQue
 		return nil, fail(err)
 	}
 	defer rows.Close()
-	var out []*driver.QueueEvent
+	var out driver.QueueEventPage
 	for rows.Next() {
 		var e driver.QueueEvent
 		var created time.Time
-		if err := rows.Scan(&e.Pos, &e.RunID, &e.Fence, &e.Seq, &e.Kind, &e.Payload, &created); err != nil {
+		var listable bool
+		if err := rows.Scan(&e.Pos, &e.RunID, &e.Fence, &e.Seq, &e.Kind, &e.Payload, &created, &listable); err != nil {
 			return nil, fail(err)
 		}
+		if !listable {
+			out.Pending = true
+			break
+		}
 		e.CreatedAt = created.UTC()
-		out = append(out, &e)
+		out.Events = append(out.Events, &e)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fail(err)
 	}
-	return out, nil
+	return &out, nil
 }
 
 // RunEventList implements driver.EffectStore: a read, on the general pool.

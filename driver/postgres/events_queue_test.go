@@ -39,14 +39,15 @@ func TestQueueEventsWaitForOlderTransactions(t *testing.T) {
 		{RunID: r.ID, Fence: r.Fence, Seq: 1, Kind: "k", Payload: []byte(`{}`)}}})
 	require.NoError(t, err)
 	list := func() []*driver.QueueEvent {
-		evs, err := d.RunEventListQueue(ctx, &driver.RunEventListQueueParams{Queue: "q"})
+		page, err := d.RunEventListQueue(ctx, &driver.RunEventListQueueParams{Queue: "q"})
 		require.NoError(t, err)
-		return evs
+		require.Equal(t, len(page.Events) == 0, page.Pending, "an event is listed or pending")
+		return page.Events
 	}
 	evs, err := d.RunEventList(ctx, &driver.RunEventListParams{RunID: r.ID})
 	require.NoError(t, err)
 	require.Len(t, evs, 1, "committed: the run's own list has it")
-	require.Empty(t, list(), "held back while an older transaction is open")
+	require.Empty(t, list(), "held back (pending) while an older transaction is open")
 
 	require.NoError(t, older.Commit(ctx))
 	for { // other sessions of the shared cluster may hold it back a moment longer

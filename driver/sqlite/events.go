@@ -159,7 +159,7 @@ func (w *eventWriter) classify(i int) error {
 // pool: the queue's events after the cursor in (pos, run, fence, seq)
 // order, a range scan of run_events_pos joined to each event's run. Every
 // committed position is final (eventPositionSQL), so nothing is held back.
-func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQueueParams) ([]*driver.QueueEvent, error) {
+func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQueueParams) (*driver.QueueEventPage, error) {
 	a := p.After
 	rows, err := d.r.QueryContext(ctx, `SELECT e.pos, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at
 FROM run_events e JOIN runs r ON r.id = e.run_id
@@ -183,7 +183,7 @@ LIMIT ?6`, p.Queue, a.Pos, a.RunID, a.Fence, a.Seq, p.Limit)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: listing events of queue %q: %w", p.Queue, err)
 	}
-	return out, nil
+	return &driver.QueueEventPage{Events: out}, nil
 }
 
 // RunEventList implements driver.EffectStore, on the read pool: a run's

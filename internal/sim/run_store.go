@@ -258,7 +258,7 @@ func (rs *runStore) RunEffectList(context.Context, *driver.RunEffectListParams) 
 func (rs *runStore) RunEventList(context.Context, *driver.RunEventListParams) ([]*driver.RunEvent, error) {
 	return nil, errNotSimulated
 }
-func (rs *runStore) RunEventListQueue(context.Context, *driver.RunEventListQueueParams) ([]*driver.QueueEvent, error) {
+func (rs *runStore) RunEventListQueue(context.Context, *driver.RunEventListQueueParams) (*driver.QueueEventPage, error) {
 	return nil, errNotSimulated
 }
 
