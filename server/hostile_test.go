@@ -62,7 +62,9 @@ func withPayload(fields, member string, v []byte) []byte {
 // included): strings as queue, unique key, owner, cancel reason, effect
 // key and event kind; payloads as run payload, effect result and event
 // payload; integers as priority, attempts, delay, claim limit, event
-// sequence, run id and retry fence. Every call must be accepted or refused with a
+// sequence, run id and retry fence; and (hostile_streams_test.go) the SSE
+// streams' queue names and resume ids, the admin mode API's worker names
+// and modes, a snooze's delay and bound. Every call must be accepted or refused with a
 // typed problem (never internal, never an untyped answer); a refusal must
 // leave the run's ledger and log as they were; an acceptance must read
 // back as sent (JSON compacted); and both stores must answer alike.
@@ -234,5 +236,6 @@ func driveServer(t *testing.T, b *testBundle) map[string]string {
 		}
 	}
 	driveWorldsAndTokens(t, b, out) // hostile_worlds_test.go
+	driveStreamsAndModes(t, b, out) // hostile_streams_test.go
 	return out
 }
