@@ -16,7 +16,7 @@ import (
 
 // concretePath fills a route's path parameters.
 func concretePath(path string) string {
-	return strings.NewReplacer("{id}", "1", "{world}", "w1").Replace(path)
+	return strings.NewReplacer("{id}", "1", "{world}", "w1", "{queue}", "q").Replace(path)
 }
 
 // TestEveryRouteNeedsAToken: every route but /healthz — and an unrouted

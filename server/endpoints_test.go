@@ -23,6 +23,7 @@ var sampleBodies = map[string]string{
 	"POST /v1/runs/{id}/complete":        `{"fence":1}`,
 	"POST /v1/runs/{id}/fail":            `{"fence":1}`,
 	"POST /v1/runs/{id}/block":           `{"fence":1}`,
+	"POST /v1/runs/{id}/snooze":          `{"fence":1,"delay_ms":0}`,
 	"POST /v1/runs/{id}/cancel":          `{"reason":"r"}`,
 	"POST /v1/runs/{id}/unblock":         `{}`,
 	"POST /v1/runs/{id}/retry":           `{"fence":1}`,
@@ -97,7 +98,7 @@ func TestEveryEndpointRefusesAWrongScopeToken(t *testing.T) {
 				require.True(t, ok, "no sample body for %s", key)
 				body = []byte(s)
 			}
-			r := stranger.do(t, method, strings.NewReplacer("{id}", "1", "{world}", "w1").Replace(path), body)
+			r := stranger.do(t, method, strings.NewReplacer("{id}", "1", "{world}", "w1", "{queue}", "q").Replace(path), body)
 			p := r.problem(t, "forbidden")
 			require.Equal(t, http.StatusForbidden, p.Status, key)
 		}
@@ -119,7 +120,7 @@ func TestEveryEndpointRefusesBadBodies(t *testing.T) {
 			if method != http.MethodPost || key == "POST /v1/worlds/{world}/commands" {
 				continue // commands: without a host attached it is unavailable before any body is read (worlds_host_test.go covers its bodies)
 			}
-			path = strings.NewReplacer("{id}", "1", "{world}", "w1").Replace(path)
+			path = strings.NewReplacer("{id}", "1", "{world}", "w1", "{queue}", "q").Replace(path)
 			sample := sampleBodies[key]
 			var v map[string]any
 			require.NoError(t, json.Unmarshal([]byte(sample), &v), key)
