@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
 
-// StreamedEvent is one event of a run's event stream, with its stream id
-// ("<fence>:<seq>").
+// StreamedEvent is one event of a run's or a queue's event stream, with
+// its stream id ("<fence>:<seq>" for a run's, "<pos>:<run>:<fence>:<seq>"
+// for a queue's) and its run (a queue stream's only; 0 on a run's).
 type StreamedEvent struct {
-	ID string
+	ID    string
+	RunID int64 `json:"run_id"`
 	StoredEvent
 }
 
@@ -26,7 +29,22 @@ type StreamedEvent struct {
 // server answers (the run does not exist, a bad id) ends the stream; it
 // is returned by the first call when it happens at once.
 func (c *Client) StreamEvents(ctx context.Context, id int64, after string) (<-chan StreamedEvent, error) {
-	resp, err := c.openStream(ctx, runPath(id, "/events/stream"), after)
+	return c.follow(ctx, runPath(id, "/events/stream"), after)
+}
+
+// StreamQueueEvents follows every run event of a queue, in commit order
+// (GET /v1/queues/{queue}/events/stream), as StreamEvents follows a
+// run's: from after the stream id after ("" for the start), reconnecting
+// with Last-Event-ID, each event once, until ctx ends. The token needs
+// read on the queue.
+func (c *Client) StreamQueueEvents(ctx context.Context, queue, after string) (<-chan StreamedEvent, error) {
+	return c.follow(ctx, "/v1/queues/"+url.PathEscape(queue)+"/events/stream", after)
+}
+
+// follow opens the event stream at path and keeps it open across dropped
+// connections (StreamEvents).
+func (c *Client) follow(ctx context.Context, path, after string) (<-chan StreamedEvent, error) {
+	resp, err := c.openStream(ctx, path, after)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +64,7 @@ func (c *Client) StreamEvents(ctx context.Context, id int64, after string) (<-ch
 					return
 				case <-t.C:
 				}
-				if resp, err = c.openStream(ctx, runPath(id, "/events/stream"), last); err == nil {
+				if resp, err = c.openStream(ctx, path, last); err == nil {
 					backoff = 10 * time.Millisecond
 					break
 				}
@@ -101,7 +119,7 @@ func readEvents(ctx context.Context, body io.Reader, last string, out chan<- Str
 		case line == "":
 			if id != "" {
 				var e StreamedEvent
-				if json.Unmarshal([]byte(data), &e.StoredEvent) == nil {
+				if json.Unmarshal([]byte(data), &e) == nil {
 					e.ID = id
 					select {
 					case out <- e:

@@ -58,3 +58,52 @@ func TestStreamEventsResumesAcrossADroppedConnection(t *testing.T) {
 		require.ErrorIs(t, err, leasehold.ErrNotFound)
 	})
 }
+
+// TestStreamQueueEventsResumesAcrossADroppedConnection: the client's
+// queue stream delivers the events of every run of the queue in commit
+// order, each with its run, and across a dropped connection resumes with
+// Last-Event-ID on its own: every event once.
+func TestStreamQueueEventsResumesAcrossADroppedConnection(t *testing.T) {
+	eachStore(t, func(t *testing.T, open func(t *testing.T) leasehold.Driver) {
+		s := serve(t, open, lease.Timing{}, false)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, not a timing guess
+		defer cancel()
+		c := s.client()
+		_, err := c.Enqueue(ctx, remote.Enqueue{Queue: "q"}, remote.Enqueue{Queue: "q"})
+		require.NoError(t, err)
+		ls, err := c.Claim(ctx, "q", "w", 2, 0)
+		require.NoError(t, err)
+		require.Len(t, ls, 2)
+		a, b := ls[0], ls[1]
+		var want []string
+		emit := func(l remote.Lease, seq int64) {
+			require.NoError(t, c.Emit(ctx, l.ID, l.Fence, remote.Event{Seq: seq, Kind: "step"}))
+			want = append(want, fmt.Sprintf("%d:%d", l.ID, seq))
+		}
+		emit(a, 1)
+		emit(b, 1)
+		emit(a, 2)
+		evs, err := c.StreamQueueEvents(ctx, "q", "")
+		require.NoError(t, err)
+		var got []string
+		next := func() {
+			e, ok := <-evs
+			require.True(t, ok)
+			require.Regexp(t, fmt.Sprintf(`^[0-9]+:%d:%d:%d$`, e.RunID, e.Fence, e.Seq), e.ID)
+			got = append(got, fmt.Sprintf("%d:%d", e.RunID, e.Seq))
+		}
+		next()
+		next()
+		s.hs.CloseClientConnections() // the connection drops mid-stream
+		emit(b, 2)
+		emit(a, 3)
+		for len(got) < len(want) {
+			next()
+		}
+		require.Equal(t, want, got, "commit order, each once")
+		require.Positive(t, s.resumes.Load(), "the client resumed with Last-Event-ID")
+
+		_, err = c.StreamQueueEvents(ctx, "bad queue", "")
+		require.ErrorIs(t, err, leasehold.ErrInvalid)
+	})
+}
