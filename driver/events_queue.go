@@ -91,7 +91,3 @@ func (p *RunEventListQueueParams) normalized() (*RunEventListQueueParams, error)
 	q.Limit = orDefault(p.Limit, DefaultRunEventListLimit)
 	return &q, nil
 }
-
-func (v validating) RunEventListQueue(ctx context.Context, p *RunEventListQueueParams) (*QueueEventPage, error) {
-	return normalizedCall(ctx, p, typed(v, v.Driver.RunEventListQueue))
-}

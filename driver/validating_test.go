@@ -53,5 +53,5 @@ func TestEveryParamsIsValidatedAboveTheDriver(t *testing.T) {
 		require.True(t, p.Implements(validator), "%s has no Validate (method %s)", p.Elem().Name(), m.Name)
 		require.True(t, defined[m.Name], "Validating does not check %s", m.Name)
 	}
-	require.Equal(t, 48, n, "the Driver methods taking params") // 36 + TokenStore (4) + RunDeleteFinished, RunRelease + QueueStore (3) + SnapshotStore (2) + RunRetry
+	require.Equal(t, 49, n, "the Driver methods taking params") // 36 + TokenStore (4) + RunDeleteFinished, RunRelease + QueueStore (3) + SnapshotStore (2) + RunRetry + RunEventListQueue
 }
