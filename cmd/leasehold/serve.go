@@ -36,7 +36,13 @@ func runServe(a *app, cmd *cobra.Command) {
 		if err != nil {
 			return err
 		}
-		scfg := server.Config{RateLimit: *rateLimit, RateBurst: *rateBurst, Timing: runTiming}
+		remoteMode, err := leasehold.ParseHeartbeatMode(*sw.mode)
+		if err != nil {
+			return usagef("--heartbeat-mode: %v", err)
+		}
+		// The starting mode covers remote runners too (their renewals go
+		// through the server's keeper): one setting for every holder.
+		scfg := server.Config{RateLimit: *rateLimit, RateBurst: *rateBurst, Timing: runTiming, RemoteMode: remoteMode}
 		if (*certFile == "") != (*keyFile == "") {
 			return usagef("--tls-cert and --tls-key go together")
 		}

@@ -42,7 +42,7 @@ func addServeWorkerFlags(fs *flag.FlagSet) *serveWorkers {
 		def = leasehold.ModeWriteBehind.String()
 	}
 	return &serveWorkers{
-		mode:  fs.String("heartbeat-mode", def, "starting heartbeat mode of the in-process workers: sync, dark or writebehind (default $"+heartbeatModeEnv+", else writebehind); switch at runtime with `leasehold mode set`"),
+		mode:  fs.String("heartbeat-mode", def, "starting heartbeat mode of the in-process workers and of remote runners' renewals: sync, dark or writebehind (default $"+heartbeatModeEnv+", else writebehind); switch at runtime with `leasehold mode set`"),
 		queue: fs.String("echo-queue", "", "run in-process echo workers on this queue (each run completes with its payload after its sleep_ms): smoke tests, rollout rehearsal"),
 		n:     fs.Int("echo-workers", 1, "how many echo workers (each holds up to 16 runs at once), named echo-1, echo-2, …"),
 		scale: fs.Float64("run-timing-scale", 1, "divide the run lease timing (T_lease 90s, T_renew 15s, T_drain 5s, D_stop 45s, S 15s) by this, for remote runners and echo workers alike: rehearsals only"),

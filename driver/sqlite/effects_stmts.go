@@ -67,7 +67,7 @@ SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE ` + runHeldSQL("?1", "?2") + `
 ON CONFLICT DO NOTHING`
 
 	// eventPositionSQL takes the append transaction's position in the
-	// queue-wide event order (migration 0012): one counter, bumped under
+	// queue-wide event order (migration 0014): one counter, bumped under
 	// the one writer, so a later commit always has a higher position.
 	eventPositionSQL = `UPDATE run_event_position SET pos = pos + 1 WHERE one = 1 RETURNING pos`
 
