@@ -107,7 +107,7 @@ LIMIT $4`
 // listQueueEvents reads a queue's events after a cursor in (txid, run,
 // fence, seq) order — a range scan of run_events_txid joined to each
 // event's run — each with whether it is listable: its transaction older
-// than every transaction still running (migration 0017). A transaction
+// than every transaction still running (migration 0016). A transaction
 // that began before a later one may still commit, and its events would
 // sort before the cursor a reader takes from this page. Listable rows
 // come first in this order (txid < xmin is monotone in txid), so the list

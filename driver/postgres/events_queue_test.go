@@ -15,7 +15,7 @@ import (
 // TestQueueEventsWaitForOlderTransactions: an event committed while an
 // older transaction is still open is not listed for its queue until that
 // transaction ends — the older one may still commit events that sort
-// before it (migration 0017), and a reader's cursor must never pass them.
+// before it (migration 0016), and a reader's cursor must never pass them.
 // Deterministic: the open transaction took its xid before the append, so
 // it holds the snapshot's xmin at or below it for as long as it is open.
 func TestQueueEventsWaitForOlderTransactions(t *testing.T) {
