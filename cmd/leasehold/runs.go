@@ -16,7 +16,6 @@ import (
 
 // runsCommand is `leasehold runs [ls]|show|cancel|unblock`. `runs` alone
 // lists, as `runs ls` does.
-//
 func runsCommand(a *app) *cobra.Command {
 	runsCmd := a.command("runs", "list runs by id, filtered by --queue and --state; show, cancel, unblock, retry one", noArgs, runRunsList)
 	runsCmd.AddCommand(
