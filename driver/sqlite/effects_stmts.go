@@ -77,19 +77,19 @@ ON CONFLICT DO NOTHING`
 // eventChunk is how many events one eventInsertChunkSQL inserts: one
 // statement per chunk instead of one per event pays the per-call cost of
 // database/sql, the driver and the VM once per chunk, and 100 events bind
-// 501 parameters, far below SQLite's limit.
+// 502 parameters, far below SQLite's limit.
 const eventChunk = 100
 
 // eventChunkMin is the fewest events worth eventInsertChunkSQL: a shorter
 // stretch (a small batch, or a batch's tail) goes in event by event with
 // eventInsertSQL, which binds 6 parameters instead of the padded chunk's
-// 501.
+// 502.
 const eventChunkMin = 4
 
 // eventInsertChunkSQL inserts up to eventChunk events, each only if its run
 // is running under its fence (the join), a (run, fence, seq) already
-// present inserting nothing. Parameter 1 is the creation time; event i
-// and parameter 2 the transaction's position (eventPositionSQL); event i
+// present inserting nothing. Parameter 1 is the creation time and
+// parameter 2 the transaction's position (eventPositionSQL); event i
 // (from 0) binds parameters 5i+3 … 5i+7 as run_id, fence, seq, kind and
 // payload. A chunk that is not full is padded with NULL run ids, which the
 // join and the WHERE drop, so one prepared statement serves every size. The
