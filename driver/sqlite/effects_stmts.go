@@ -82,7 +82,7 @@ const eventChunk = 100
 
 // eventChunkMin is the fewest events worth eventInsertChunkSQL: a shorter
 // stretch (a small batch, or a batch's tail) goes in event by event with
-// eventInsertSQL, which binds 6 parameters instead of the padded chunk's
+// eventInsertSQL, which binds 7 parameters instead of the padded chunk's
 // 502.
 const eventChunkMin = 4
 
