@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/driver/sqlite"
+	"github.com/leasehold/leasehold/internal/testdb"
 )
 
 // TestJournalPartsSQLite: every step of the parts ladder runs and commits
@@ -40,11 +40,7 @@ func TestJournalPartsSQLite(t *testing.T) {
 
 // TestJournalPartsPostgres is TestJournalPartsSQLite on Postgres.
 func TestJournalPartsPostgres(t *testing.T) {
-	url := os.Getenv("LEASEHOLD_TEST_DATABASE_URL")
-	if url == "" {
-		require.NotEqual(t, "true", os.Getenv("CI"), "CI needs LEASEHOLD_TEST_DATABASE_URL")
-		t.Skip("LEASEHOLD_TEST_DATABASE_URL not set")
-	}
+	url := testdb.URL(t) // the project's rule: the local default, a loud skip outside CI, a failure in CI
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, url)
 	require.NoError(t, err)
