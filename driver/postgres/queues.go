@@ -77,17 +77,75 @@ ON CONFLICT (name) DO UPDATE SET max_running = EXCLUDED.max_running, rate_limit 
     rate_period_us = EXCLUDED.rate_period_us, updated_at = EXCLUDED.updated_at
 RETURNING ` + queueColumns
 
-// QueueSetLimits implements driver.QueueStore: one upsert.
-func (d *store) QueueSetLimits(ctx context.Context, p *driver.QueueSetLimitsParams) (*driver.Queue, error) {
+// markCounted puts the running runs of a queue that has just been given a
+// concurrency limit into its count (runs_running_counted, migration 0017):
+// they were claimed while it had none, by the plain claim, counted = false.
+const markCounted = `UPDATE runs SET counted = true WHERE queue = $1 AND state = 'running' AND NOT counted`
+
+// limitsLockTimeout bounds how long QueueSetLimits waits for the claims and
+// other writes to runs in flight (and how long new ones wait behind it): a
+// caller's own transaction holding runs (RunEnqueueTx) past it makes the
+// call fail with a retryable timeout, not stall every worker.
+const limitsLockTimeout = "5s"
+
+// QueueSetLimits implements driver.QueueStore: the upsert of the queue's
+// registry row and, when it sets a limit, in the same transaction:
+//
+//  1. LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE — it conflicts with the
+//     ROW EXCLUSIVE lock every writer of runs takes, so it waits for every
+//     claim in flight to commit, and a claim that starts meanwhile waits
+//     for this transaction. A statement takes its table locks before its
+//     snapshot, so such a claim reads the new limit. (The lock also
+//     conflicts with itself: two calls for different queues serialize
+//     instead of deadlocking on each other's UPDATE of runs.)
+//  2. markCounted: the runs running now — claimed while the queue had no
+//     limit — join the count.
+//
+// Without the lock, a plain claim whose snapshot predates the limit could
+// commit after step 2 with counted = false, and its runs would be missing
+// from the count: the limit exceeded by up to one batch. The same lock
+// makes a rate limit apply to every claim that commits after the call
+// returns. The queue's row is locked (by the upsert) before the table, the
+// order the controlled claim takes them in (queues_claim.go), so the two
+// cannot deadlock. Setting no limit (pausing is QueuePause) takes no lock.
+func (d *store) QueueSetLimits(ctx context.Context, p *driver.QueueSetLimitsParams) (_ *driver.Queue, err error) {
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: setting the limits of queue %q: %w", p.Queue, withCtx(ctx, err))
+	}
 	conn, err := d.acquire(ctx, critical(p))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: setting the limits of queue %q: %w", p.Queue, err)
 	}
 	defer conn.Release()
-	q, err := scanQueue(conn.QueryRow(ctx, setQueueLimits, d.fakeNow(), p.Queue,
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	q, err := scanQueue(tx.QueryRow(ctx, setQueueLimits, d.fakeNow(), p.Queue,
 		nullPositive(int64(p.MaxRunning)), nullPositive(int64(p.RateLimit)), nullPositive(p.RatePeriod.Microseconds())))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: setting the limits of queue %q: %w", p.Queue, withCtx(ctx, err))
+		return nil, fail(err)
+	}
+	if p.MaxRunning > 0 || p.RateLimit > 0 {
+		if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", limitsLockTimeout); err != nil {
+			return nil, fail(err)
+		}
+		if _, err := tx.Exec(ctx, "LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+			return nil, fail(err)
+		}
+		if p.MaxRunning > 0 {
+			if _, err := tx.Exec(ctx, markCounted, p.Queue); err != nil {
+				return nil, fail(err)
+			}
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fail(err)
 	}
 	return q, nil
 }

@@ -16,7 +16,8 @@ import (
 // FOR UPDATE SKIP LOCKED makes concurrent claimers pass over each other's
 // picks instead of waiting for them, so no run is claimed twice; a pick
 // another claimer committed first is re-checked on its new version (no
-// longer available) and dropped. The new fence, greatest(fence, floor)+1,
+// longer available) and dropped. counted = false: a queue with no
+// controls has no concurrency count to be in (migration 0017). The new fence, greatest(fence, floor)+1,
 // fences out every earlier holder, also one a promoted standby never heard
 // of (fencefloor.go). RunClaim tries it first (see claim below), so a busy queue without
 // controls pays one index probe for them.
@@ -30,7 +31,7 @@ const claimRunsPlain = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `, c AS (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE runs r SET state = 'running', owner = $4, fence = greatest(r.fence, fl.floor) + 1, attempt = r.attempt + 1,
-    expires_at = t.now + $5::interval
+    expires_at = t.now + $5::interval, counted = false
 FROM c, t, fl
 WHERE r.id = c.id
 RETURNING ` + runColumnsR
@@ -62,12 +63,18 @@ FOR UPDATE`
 // start and p drops the starts that left the window — one statement. A
 // run still running under an expired lease counts as running until the
 // reclaimer returns it, so the limit holds under the reclaimer too.
+//
+// The count reads runs_running_counted (migration 0017): the running runs
+// claimed while the queue was limited (u sets counted), and those
+// QueueSetLimits marked when it limited the queue (queues.go) — every
+// running run of a limited queue, without an index entry per claim for
+// the queues that are not limited.
 const claimRunsControlled = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `,
 q AS (SELECT paused, max_running, rate_limit, rate_period_us * interval '1 microsecond' AS period
       FROM queues WHERE name = $2),
 b AS (SELECT CASE WHEN q.paused THEN 0 ELSE greatest(0, least($3,
         CASE WHEN q.max_running IS NULL THEN $3
-             ELSE q.max_running - (SELECT count(*) FROM runs WHERE queue = $2 AND state = 'running') END,
+             ELSE q.max_running - (SELECT count(*) FROM runs WHERE queue = $2 AND state = 'running' AND counted) END,
         CASE WHEN q.rate_limit IS NULL THEN $3
              ELSE q.rate_limit - (SELECT count(*) FROM queue_starts s
                                   WHERE s.queue = $2 AND s.started_at > t.now - q.period) END)) END AS n
@@ -81,7 +88,7 @@ c AS (
 ),
 u AS (
     UPDATE runs r SET state = 'running', owner = $4, fence = greatest(r.fence, fl.floor) + 1, attempt = r.attempt + 1,
-        expires_at = t.now + $5::interval
+        expires_at = t.now + $5::interval, counted = coalesce((SELECT q.max_running IS NOT NULL FROM q), false)
     FROM t, fl
     WHERE r.id = ANY (ARRAY(SELECT id FROM c))
     RETURNING ` + runColumnsR + `

@@ -36,7 +36,7 @@ import (
 // l finds the batch's rows by primary key alone: r.id = ANY($2) restates
 // the join as a condition on runs, and l does not test the state. With
 // r.state = 'running' in l, the planner read every running run — through
-// the runs_running_queue partial index, whose predicate that matches, or
+// a running-state partial index (then runs_running_queue), or
 // by a sequential scan — and hash-joined the batch against them (EXPLAIN
 // in TestRunPathExplained): a completion's cost grew with the number of
 // runs held, not with its batch. The state is tested where the write is:
