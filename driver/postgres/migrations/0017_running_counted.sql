@@ -22,3 +22,14 @@ WHERE state = 'running' AND queue IN (SELECT name FROM queues WHERE max_running 
 DROP INDEX runs_running_queue;
 
 CREATE INDEX runs_running_counted ON runs (queue) WHERE state = 'running' AND counted;
+
+-- runs_expiry's predicate gains expires_at IS NOT NULL (every running run
+-- has an expiry, so it holds the same entries): the reclaim's
+-- expires_at <= now implies it, and the count above does not, so the
+-- planner cannot read a limited queue's count off runs_expiry. It chose
+-- to (expires_at follows the heap's order, so a full scan of the index
+-- looked cheap), and that read every running run of every queue with
+-- every dead entry not yet vacuumed: the limited drain 2.5x slower.
+DROP INDEX runs_expiry;
+
+CREATE INDEX runs_expiry ON runs (expires_at) WHERE state = 'running' AND expires_at IS NOT NULL;
