@@ -24,14 +24,22 @@ const MaxSnapshotBytes = 16 << 20
 // through (checked in the same statement), and a reader still checks the
 // hash against the journal before it trusts the data: a snapshot whose
 // entry differs, or whose data does not restore, is ignored and the world
-// replayed from position 1. No lease fences a put: a snapshot of the
-// journal's own prefix is the same state whoever folded it.
+// replayed from position 1. A put is fenced all the same (it names the
+// epoch its taker writes under, and one below the world's current epoch
+// is refused): a snapshot of the journal's own prefix is the same state
+// whoever folded it, but a zombie that lost the lease has no business
+// writing to the world at all, and the fence makes "who may write a
+// world's rows" one rule for the journal and its cache.
 type SnapshotStore interface {
 	// WorldSnapshotPut stores p as p.World's snapshot unless the stored
 	// one is at p.Position or later (then nothing changes and it returns
 	// nil: a late taker does not push the snapshot back). ErrNotFound if
-	// the world has no entry at p.Position; ErrConflict if that entry's
-	// hash is not p.EntryHash (the data was folded from another journal).
+	// the world does not exist or has no entry at p.Position; a
+	// *journal.RefusedError (Op "snapshot", ReasonStaleEpoch, unwrapping
+	// to ErrFenced) if p.Epoch is below the world's current epoch;
+	// ErrConflict if the entry's hash is not p.EntryHash (the data was
+	// folded from another journal). The checks run in that order, and a
+	// refused put changes nothing.
 	WorldSnapshotPut(ctx context.Context, p *WorldSnapshotPutParams) error
 	// WorldSnapshotGet returns p.World's snapshot; ErrNotFound if it has
 	// none (or the world does not exist).
@@ -50,8 +58,13 @@ type WorldSnapshot struct {
 
 // WorldSnapshotPutParams stores a world's snapshot.
 type WorldSnapshotPutParams struct {
-	World     string
-	Program   string
+	World   string
+	Program string
+	// Epoch is the epoch the taker writes under (>= 1): the holder's, or
+	// for a holder's parting snapshot the epoch its handoff started, or
+	// for an operator's (host.TakeSnapshot) the world's epoch when the
+	// fold began. A put below the world's current epoch is fenced.
+	Epoch     int64
 	Position  int64  // >= 1
 	EntryHash []byte // 32 bytes: journal entry hashes are SHA-256
 	Data      []byte // at most MaxSnapshotBytes
@@ -68,6 +81,9 @@ func (p *WorldSnapshotPutParams) Validate() error {
 	}
 	if err := journal.ValidateID("program", p.Program); err != nil {
 		return err
+	}
+	if p.Epoch < 1 {
+		return &journal.InputError{Field: "snapshot epoch", Problem: fmt.Sprintf("%d: an epoch is at least 1", p.Epoch)}
 	}
 	if p.Position < 1 {
 		return &journal.InputError{Field: "snapshot position", Problem: fmt.Sprintf("%d: a journal position is at least 1", p.Position)}

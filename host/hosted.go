@@ -169,7 +169,7 @@ func (hw *hosted) loop(ctx context.Context) {
 		if fl != nil && !hw.land(ctx, fl) {
 			return
 		}
-		hw.maybeSnapshot(ctx, false) // nothing in the air: the state is the journal's through m.pos
+		hw.maybeSnapshot(ctx, hw.holder.Epoch(), false) // nothing in the air: the state is the journal's through m.pos
 	}
 }
 
@@ -366,7 +366,7 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 		// a snapshot of it (put off the loop, after the handoff, so the
 		// handoff waits for nothing) spares the next node that prepares
 		// the world the replay of this holder's term.
-		hw.maybeSnapshot(ctx, true)
+		hw.maybeSnapshot(ctx, w.Epoch, true)
 	}
 	if err != nil {
 		// Handed off or not, the epoch is dropped (it was promised away):

@@ -128,8 +128,9 @@ func (m *mirror) encodeSnapshot() (b *snapshotBody, pos int64, ok bool, err erro
 
 // putSnapshot marshals what encodeSnapshot took at pos, reads the
 // journal's hash at pos (the entry is immutable, so all this runs off the
-// world's loop) and stores the snapshot under it.
-func putSnapshot(ctx context.Context, s Store, ss driver.SnapshotStore, w, program string, pos int64, b *snapshotBody) error {
+// world's loop) and stores the snapshot under it, fenced by epoch (the
+// store refuses it once the world has moved past that epoch).
+func putSnapshot(ctx context.Context, s Store, ss driver.SnapshotStore, w, program string, epoch, pos int64, b *snapshotBody) error {
 	body, err := json.Marshal(b)
 	if err != nil {
 		return err
@@ -143,7 +144,7 @@ func putSnapshot(ctx context.Context, s Store, ss driver.SnapshotStore, w, progr
 	}
 	hash := es[0].Hash
 	data := append(snapshotSum(w, program, pos, hash, body), body...)
-	return ss.WorldSnapshotPut(ctx, &driver.WorldSnapshotPutParams{World: w, Program: program, Position: pos, EntryHash: hash, Data: data})
+	return ss.WorldSnapshotPut(ctx, &driver.WorldSnapshotPutParams{World: w, Program: program, Epoch: epoch, Position: pos, EntryHash: hash, Data: data})
 }
 
 // restore loads the world's snapshot into an empty mirror, after checking
@@ -216,13 +217,16 @@ func (h *Host) mirrorSnaps() mirrorSnaps {
 
 // maybeSnapshot snapshots the world when its mirror has folded
 // SnapshotEvery positions past the last snapshot (force: whenever it has
-// folded any). Call it from the world's loop with nothing in the air: the
-// state is encoded there, and the put runs off the loop, one per world at
-// a time, so a turn never waits for it. A failure only leaves the older
-// snapshot in place (the log says why).
-func (hw *hosted) maybeSnapshot(ctx context.Context, force bool) {
+// folded any), writing under epoch: the held one, or after a handoff the
+// epoch the handoff started (the parting snapshot is of the journal
+// through the holder's last act, which the new holder replays past; a
+// later grant fences it). Call it from the world's loop with nothing in
+// the air: the state is encoded there, and the put runs off the loop, one
+// per world at a time, so a turn never waits for it. A failure only
+// leaves the older snapshot in place (the log says why).
+func (hw *hosted) maybeSnapshot(ctx context.Context, epoch int64, force bool) {
 	m := hw.m
-	if m.snap.store == nil || m.snap.every < 0 || m.pos <= m.snapAt || (!force && m.pos-m.snapAt < m.snap.every) {
+	if m.snap.store == nil || m.snap.every < 0 || epoch < 1 || m.pos <= m.snapAt || (!force && m.pos-m.snapAt < m.snap.every) {
 		return
 	}
 	if !m.snapping.CompareAndSwap(false, true) {
@@ -242,7 +246,7 @@ func (hw *hosted) maybeSnapshot(ctx context.Context, force bool) {
 		defer m.snapping.Store(false)
 		sctx, cancel := h.cfg.Runtime.WithTimeout(ctx, h.cfg.Timing.Lease)
 		defer cancel()
-		if err := putSnapshot(sctx, h.cfg.Store, m.snap.store, w, prog, pos, body); err != nil {
+		if err := putSnapshot(sctx, h.cfg.Store, m.snap.store, w, prog, epoch, pos, body); err != nil {
 			h.log.Warn("world snapshot not stored", "world", w, "position", pos, "err", err)
 			return
 		}

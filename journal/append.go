@@ -75,7 +75,7 @@ func (r Reason) Sentinel() error {
 // written (an append.rejected entry may have been). It names the lease in
 // force so a caller can find the current holder.
 type RefusedError struct {
-	Op            string // "append", "renew", "handoff", "grant", "revoke"
+	Op            string // "append", "renew", "handoff", "grant", "revoke", "snapshot"
 	World         string
 	Holder        string // who asked
 	Epoch         int64  // the epoch they asked under

@@ -15,7 +15,7 @@ import (
 // snapshotAt1 is a put of world w at position 1 with the entry's hash
 // (a zero hash if w has no entry: the put is then refused).
 func (x *hx) snapshotAt1(w string) driver.WorldSnapshotPutParams {
-	p := driver.WorldSnapshotPutParams{World: w, Program: "kv", Position: 1, EntryHash: make([]byte, 32), Data: []byte("s")}
+	p := driver.WorldSnapshotPutParams{World: w, Program: "kv", Epoch: 1, Position: 1, EntryHash: make([]byte, 32), Data: []byte("s")}
 	if got, err := x.d.WorldGet(x.ctx, &driver.WorldGetParams{World: w}); err == nil && got.Position == 1 {
 		p.EntryHash = got.LastHash
 	}
@@ -56,6 +56,12 @@ func snapshotEntries() []hostileEntry {
 			x.create(x.world(), "h")
 			p := x.snapshotAt1(x.world())
 			p.Position = v
+			return put(x, p)
+		}),
+		num("WorldSnapshotPut.epoch", func(x *hx, v int64) hostileCall {
+			x.create(x.world(), "h")
+			p := x.snapshotAt1(x.world())
+			p.Epoch = v
 			return put(x, p)
 		}),
 		str("WorldSnapshotGet.world", func(x *hx, v string) hostileCall {

@@ -8,12 +8,15 @@ import (
 	"fmt"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
 )
 
 // WorldSnapshotPut implements driver.Driver: one transaction on the
-// writer checks the entry's hash at the position, then upserts the row
-// only if it moves the world's snapshot forward (the WHERE of the
-// upsert: a late taker never pushes it back).
+// writer checks the world's epoch (the fence) and the entry's hash at the
+// position, then upserts the row only if it moves the world's snapshot
+// forward (the WHERE of the upsert: a late taker never pushes it back).
+// The writer is the only one, so no grant lands between the check and
+// the write.
 func (d *store) WorldSnapshotPut(ctx context.Context, p *driver.WorldSnapshotPutParams) error {
 	fail := func(err error) error {
 		return fmt.Errorf("sqlite: storing the snapshot of world %q at %d: %w", p.World, p.Position, err)
@@ -23,6 +26,17 @@ func (d *store) WorldSnapshotPut(ctx context.Context, p *driver.WorldSnapshotPut
 		return fail(err)
 	}
 	defer tx.Rollback()
+	var epoch int64
+	var holder string
+	err = tx.QueryRowContext(ctx, `SELECT epoch, holder FROM worlds WHERE id = ?`, p.World).Scan(&epoch, &holder)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fail(fmt.Errorf("no such world: %w", driver.ErrNotFound))
+	case err != nil:
+		return fail(err)
+	case p.Epoch < epoch:
+		return fail(snapshotFenced(p, epoch, holder))
+	}
 	var hash []byte
 	err = tx.QueryRowContext(ctx, `SELECT hash FROM journal_entries WHERE world = ? AND position = ?`, p.World, p.Position).Scan(&hash)
 	switch {
@@ -64,4 +78,11 @@ func (d *store) WorldSnapshotGet(ctx context.Context, p *driver.WorldSnapshotGet
 	}
 	s.TakenAt = fromMicros(at)
 	return s, nil
+}
+
+// snapshotFenced is the refusal of a put under an epoch the world has
+// moved past: the typed lease refusal, as an append's would be.
+func snapshotFenced(p *driver.WorldSnapshotPutParams, epoch int64, holder string) error {
+	return &journal.RefusedError{Op: "snapshot", World: p.World, Epoch: p.Epoch, Reason: journal.ReasonStaleEpoch,
+		CurrentEpoch: epoch, CurrentHolder: holder}
 }
