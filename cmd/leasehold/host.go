@@ -42,6 +42,7 @@ func runHost(a *app, cmd *cobra.Command) {
 	sweep := fs.Bool("sweep", false, "run the expiry sweep (a home replica)")
 	keyFile := fs.String("key", "", "the node's ed25519 key file (PEM, created with mode 0600 on first start; a looser mode is refused); empty: a key for this process only")
 	effectsURL := fs.String("effects-url", "", "where the worlds' side effects go (host.WebhookEffector): POSTed there, reconciled by GET ?idempotency_key=; empty: a command whose decision has effects is refused")
+	snapEvery := fs.Int64("snapshot-every", 0, "snapshot a world's state every N journal positions (host.Config.SnapshotEvery; 0: the default, 10000; negative: take none, still restore)")
 	homePool := fs.String("home-pool", "", "the home pool this host serves as a replica of: worlds homed on the pool whose holder's lease expires are granted to a live replica")
 	wd := lease.WorldDefaults()
 	term := fs.Duration("lease", wd.Lease, "world lease term T_lease")
@@ -83,7 +84,7 @@ func runHost(a *app, cmd *cobra.Command) {
 			return err
 		}
 		log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-		h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool, Key: key, Effector: effector})
+		h, err := host.New(host.Config{Store: d, Node: *node, Program: p, Timing: t, Logger: log, HomePool: *homePool, Key: key, Effector: effector, SnapshotEvery: *snapEvery})
 		if err != nil {
 			return err
 		}

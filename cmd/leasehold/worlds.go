@@ -27,13 +27,15 @@ func worldsCommand(a *app) *cobra.Command {
 		a.command("spill", "hand the world from its holder to --to NODE (a host of --hosts)", noArgs, moveWorld(false)),
 		a.command("handback", "hand the world from its holder back to its home (--hosts node=URL,...)", noArgs, moveWorld(true)),
 		a.command("revoke", "end the current epoch through the store's grant path (operator; --world W --reason R)", noArgs, runWorldsRevoke),
+		a.command("snapshot WORLD", "write the world's snapshot now: fold its journal with --program and store the state (no holder needed)", oneArg("world"), runWorldsSnapshot),
 	)
 	worlds.Example = `  leasehold worlds [--json]                        list worlds and their leases
   leasehold worlds show --world W                  the head, the home and the last entries of a world
   leasehold worlds submit --world W --key K --payload JSON (--host URL | --hosts node=URL,...)
   leasehold worlds spill --world W --to NODE --hosts node=URL,...
   leasehold worlds handback --world W --hosts node=URL,...
-  leasehold worlds revoke --world W --reason R`
+  leasehold worlds revoke --world W --reason R
+  leasehold worlds snapshot W [--program bank|kv]  write the world's snapshot now`
 	addHelpSubcommand(worlds)
 	return worlds
 }
@@ -141,6 +143,9 @@ func runWorldsShow(a *app, cmd *cobra.Command) {
 		}
 		fmt.Fprintf(out, "world %s: position %d, epoch %d held by %s until %s, granted at %d; home %s\n",
 			w.World, w.Position, w.Epoch, holder, w.ExpiresAt.Format(time.RFC3339Nano), w.GrantedAt, w.Home)
+		if err := printSnapshot(ctx, out, c, *id); err != nil {
+			return err
+		}
 		from := max(w.Position-int64(*n)+1, 1)
 		es, err := c.Read(ctx, *id, from, *n)
 		if err != nil {
