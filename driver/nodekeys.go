@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/leasehold/leasehold/journal"
@@ -17,7 +18,10 @@ import (
 type NodeKeyStore interface {
 	// NodeKeyRegister makes p.PublicKey p.Node's current key: a new
 	// version, unless it is the current key already (registering the same
-	// key again returns it unchanged).
+	// key again returns it unchanged). A key the node has retired (an
+	// older version) is refused with a *KeyRetiredError and nothing
+	// changes: a rotation is one way, so a host started with the key file
+	// a rotation replaced cannot quietly bring the old key back.
 	NodeKeyRegister(ctx context.Context, p *NodeKeyRegisterParams) (*NodeKey, error)
 	// NodeKeyGet returns p.Node's current key; ErrNotFound if it has none.
 	NodeKeyGet(ctx context.Context, p *NodeKeyGetParams) (*NodeKey, error)
@@ -30,6 +34,22 @@ type NodeKey struct {
 	PublicKey    []byte
 	RegisteredAt time.Time // store clock
 }
+
+// KeyRetiredError is a registration of a key the node has rotated away
+// from. It matches lease.ErrConflict.
+type KeyRetiredError struct {
+	Node    string
+	Version int64 // the retired key's version
+	Current int64 // the node's current version
+}
+
+func (e *KeyRetiredError) Error() string {
+	return fmt.Sprintf("node %s: the key is version %d, retired (the current key is version %d): a rotated key is never registered again",
+		e.Node, e.Version, e.Current)
+}
+
+// Unwrap makes errors.Is(err, lease.ErrConflict) true.
+func (e *KeyRetiredError) Unwrap() error { return lease.ErrConflict }
 
 // NodeKeyRegisterParams registers a node's public key.
 type NodeKeyRegisterParams struct {

@@ -12,17 +12,18 @@ import (
 	"github.com/leasehold/leasehold/driver"
 )
 
-// registerKey inserts the next version unless the current key is the same
-// one, in one statement: concurrent registrations of one node serialize on
-// the primary key (a loser's INSERT fails unique and is retried once by
-// NodeKeyRegister, when it sees the winner's row).
+// registerKey inserts the next version unless the key is the current one
+// or a retired one (any version of the node's), in one statement:
+// concurrent registrations of one node serialize on the primary key (a
+// loser's INSERT fails unique and is retried once by NodeKeyRegister,
+// when it sees the winner's row). No row: the key is a retired one.
 const registerKey = `
 WITH cur AS (
     SELECT version, public_key, registered_at FROM node_keys WHERE node = $1 ORDER BY version DESC LIMIT 1
 ), ins AS (
     INSERT INTO node_keys (node, version, public_key, registered_at)
     SELECT $1, coalesce((SELECT version FROM cur), 0) + 1, $2, coalesce($3::timestamptz, clock_timestamp())
-    WHERE NOT EXISTS (SELECT 1 FROM cur WHERE public_key = $2)
+    WHERE NOT EXISTS (SELECT 1 FROM node_keys WHERE node = $1 AND public_key = $2)
     RETURNING version, public_key, registered_at
 )
 SELECT version, public_key, registered_at FROM ins
@@ -43,10 +44,23 @@ func (d *store) NodeKeyRegister(ctx context.Context, p *driver.NodeKeyRegisterPa
 			k.RegisteredAt = k.RegisteredAt.UTC()
 			return k, nil
 		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("postgres: registering the key of node %q: %w", p.Node, retiredKey(ctx, conn, p))
+		}
 		if !isUniqueViolation(err) || try > 0 {
 			return nil, fmt.Errorf("postgres: registering the key of node %q: %w", p.Node, withCtx(ctx, err))
 		}
 	}
+}
+
+// retiredKey reads which version p's key was, for the refusal.
+func retiredKey(ctx context.Context, conn *pgxpool.Conn, p *driver.NodeKeyRegisterParams) error {
+	e := &driver.KeyRetiredError{Node: p.Node}
+	if err := conn.QueryRow(ctx, `SELECT (SELECT max(version) FROM node_keys WHERE node = $1 AND public_key = $2),
+		(SELECT max(version) FROM node_keys WHERE node = $1)`, p.Node, p.PublicKey).Scan(&e.Version, &e.Current); err != nil {
+		return withCtx(ctx, err)
+	}
+	return e
 }
 
 // NodeKeyGet implements driver.Driver.

@@ -11,8 +11,8 @@ import (
 )
 
 // NodeKeyRegister implements driver.Driver: one transaction on the writer
-// reads the current version and, unless it is the same key, inserts the
-// next.
+// reads the current version and, unless it is the same key or a retired
+// one, inserts the next.
 func (d *store) NodeKeyRegister(ctx context.Context, p *driver.NodeKeyRegisterParams) (*driver.NodeKey, error) {
 	fail := func(err error) (*driver.NodeKey, error) {
 		return nil, fmt.Errorf("sqlite: registering the key of node %q: %w", p.Node, err)
@@ -28,6 +28,17 @@ func (d *store) NodeKeyRegister(ctx context.Context, p *driver.NodeKeyRegisterPa
 		return cur, nil
 	case err != nil && !errors.Is(err, driver.ErrNotFound):
 		return fail(err)
+	}
+	if cur != nil {
+		var old int64
+		err := tx.QueryRowContext(ctx, `SELECT version FROM node_keys WHERE node = ? AND public_key = ? ORDER BY version DESC LIMIT 1`,
+			p.Node, p.PublicKey).Scan(&old)
+		switch {
+		case err == nil:
+			return fail(&driver.KeyRetiredError{Node: p.Node, Version: old, Current: cur.Version})
+		case !errors.Is(err, sql.ErrNoRows):
+			return fail(err)
+		}
 	}
 	k := &driver.NodeKey{Node: p.Node, Version: 1, PublicKey: bytes.Clone(p.PublicKey), RegisteredAt: fromMicros(d.clock.Now().UnixMicro())}
 	if cur != nil {
