@@ -69,26 +69,38 @@ func createKey(path string) (ed25519.PrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	err = writeKey(path, k)
 	if errors.Is(err, fs.ErrExist) {
 		return LoadOrCreateKey(path)
 	}
 	if err != nil {
 		return nil, err
 	}
+	return k, nil
+}
+
+// writeKey writes k to a new file at path (mode 0600, synced); fs.ErrExist
+// if there is one.
+func writeKey(path string, k ed25519.PrivateKey) error {
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
 	if err := pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}); err != nil {
 		f.Close()
-		return nil, err
+		os.Remove(path)
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return nil, err
+		os.Remove(path)
+		return err
 	}
-	return k, f.Close()
+	return f.Close()
 }
 
 // registerKey registers the node's public key (Config.Key, or one made

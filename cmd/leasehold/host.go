@@ -33,6 +33,8 @@ var programsByName = map[string]host.Program{"bank": programs.Bank{}, "kv": prog
 // expiry sweep, as a home replica does; with --home-pool it is a replica
 // of that home pool (host.Config.HomePool). SIGTERM or SIGINT stops it.
 func runHost(a *app, cmd *cobra.Command) {
+	cmd.AddCommand(a.command("rotate-key", "give --node a new ed25519 key: registered in the store, the key file swapped (the old one kept)", noArgs, runHostRotateKey))
+	addHelpSubcommand(cmd)
 	fs := cmd.Flags()
 	db := fs.String("db", defaultStore(), "postgres:// URL or SQLite file path")
 	node := fs.String("node", "", "this host's node name (required): the holder name its leases are granted to")
