@@ -72,4 +72,3 @@ func heldUnder(ctx context.Context, c *leasehold.Client, node string, pub []byte
 		after = ws[len(ws)-1].World
 	}
 }
-
