@@ -52,7 +52,8 @@ func TestTakeSnapshotFencedByAGrantMidFold(t *testing.T) {
 		require.NoError(t, h.Stop(ctx))
 
 		racing := &handoffOnRead{Driver: d}
-		_, err := host.TakeSnapshot(ctx, racing, programs.Bank{}, "acct")
+		_, wrote, err := host.TakeSnapshot(ctx, racing, programs.Bank{}, "acct")
+		require.False(t, wrote)
 		require.NoError(t, racing.err)
 		require.ErrorIs(t, err, lease.ErrFenced)
 		var re *journal.RefusedError
@@ -62,13 +63,18 @@ func TestTakeSnapshotFencedByAGrantMidFold(t *testing.T) {
 		_, err = d.WorldSnapshotGet(ctx, &driver.WorldSnapshotGetParams{World: "acct"})
 		require.ErrorIs(t, err, lease.ErrNotFound, "the fenced put wrote nothing")
 
-		pos, err := host.TakeSnapshot(ctx, d, programs.Bank{}, "acct")
+		pos, wrote, err := host.TakeSnapshot(ctx, d, programs.Bank{}, "acct")
 		require.NoError(t, err)
+		require.True(t, wrote)
 		w, err := d.WorldGet(ctx, &driver.WorldGetParams{World: "acct"})
 		require.NoError(t, err)
 		require.Equal(t, w.Position, pos, "through the head, the handoff included")
 		n2 := newHost(t, d, "n2", programs.Bank{}, func(c *host.Config) { c.SnapshotEvery = -1 })
 		require.NoError(t, n2.Prepare(ctx, "acct"))
 		require.Equal(t, int64(1), n2.Stats().SnapshotsRestored)
+		again, wrote, err := host.TakeSnapshot(ctx, d, programs.Bank{}, "acct")
+		require.NoError(t, err)
+		require.False(t, wrote, "the stored snapshot is at the head")
+		require.Equal(t, pos, again)
 	})
 }

@@ -31,9 +31,13 @@ func runWorldsSnapshot(a *app, cmd *cobra.Command) {
 			return fmt.Errorf("--program %q: unknown program (have: bank, kv): %w", *prog, lease.ErrInvalid)
 		}
 		return withClient(ctx, open, func(c *leasehold.Client) error {
-			pos, err := host.TakeSnapshot(ctx, c.Driver(), p, args[0])
+			pos, wrote, err := host.TakeSnapshot(ctx, c.Driver(), p, args[0])
 			if err != nil {
 				return err
+			}
+			if !wrote {
+				fmt.Fprintf(out, "world %s: the stored snapshot is at the head already (position %d): nothing written\n", args[0], pos)
+				return nil
 			}
 			fmt.Fprintf(out, "world %s: snapshot of %s written at position %d\n", args[0], p.Name(), pos)
 			return nil

@@ -60,6 +60,7 @@ func TestWorldsSnapshotCommand(t *testing.T) {
 
 			require.Contains(t, run(0, "worlds", "snapshot", "acct"), fmt.Sprintf("snapshot of bank written at position %d", head.Position))
 			require.Contains(t, run(0, "worlds", "show", "--world", "acct"), fmt.Sprintf("snapshot: position %d (program bank", head.Position))
+			require.Contains(t, run(0, "worlds", "snapshot", "acct"), fmt.Sprintf("at the head already (position %d): nothing written", head.Position))
 
 			// The snapshot is one a host trusts: a spill node preparing
 			// the world restores it and reads no entry before it.
