@@ -19,7 +19,7 @@ import (
 // worldsCommand is `leasehold worlds [ls]|show|submit|spill|handback|revoke`;
 // `worlds` alone lists the worlds and their leases.
 func worldsCommand(a *app) *cobra.Command {
-	worlds := a.command("worlds", "list worlds and their leases; show, submit, spill, handback, revoke", noArgs, runWorldsList)
+	worlds := a.command("worlds", "list worlds and their leases; show, submit, spill, handback, revoke, snapshot", noArgs, runWorldsList)
 	worlds.AddCommand(
 		a.command("ls", "list worlds and their leases", noArgs, runWorldsList),
 		a.command("show", "the head, the home and the last entries of a world (--world W)", noArgs, runWorldsShow),
