@@ -27,13 +27,24 @@ type RunLister interface {
 const MaxRunListLimit = 1000
 
 // RunListParams is one page of runs: after the cursor AfterID (0 for the
-// first page), at most Limit (<= 0 means 100), optionally of one queue
-// and in one state.
+// first page), at most Limit (<= 0 means 100), optionally of one queue,
+// in one state, held by one owner, or with one unique key.
 type RunListParams struct {
-	Queue   string     // "" for every queue
-	State   runs.State // "" for every state
-	AfterID int64
-	Limit   int
+	Queue string     // "" for every queue
+	State runs.State // "" for every state
+	// Owner selects the runs the owner holds now: a run's owner is ""
+	// unless it is running, so these are running runs, and the stores read
+	// them through an index of running runs, never the whole table.
+	Owner string
+	// UniqueKey selects the runs that hold this unique key now — the run
+	// a second enqueue with the key would answer (one per period bucket)
+	// — read through the unique-key index. A run in a state that freed
+	// its key (by default failed or cancelled) no longer holds it and is
+	// not found: the index has no entry for it, and a search that found
+	// it would have to read the whole table.
+	UniqueKey string
+	AfterID   int64
+	Limit     int
 }
 
 // RunCount is how many runs of one queue are in one state.

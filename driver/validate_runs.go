@@ -38,6 +38,14 @@ func (p *RunListParams) Validate() error {
 	if p.State != "" && !p.State.Valid() {
 		return &journal.InputError{Field: "state", Problem: fmt.Sprintf("%.40q is not a run state", p.State)}
 	}
+	if p.Owner != "" {
+		if err := journal.ValidateID("owner", p.Owner); err != nil {
+			return err
+		}
+	}
+	if len(p.UniqueKey) > runs.MaxUniqueKeyBytes {
+		return &journal.InputError{Field: "unique_key", Problem: fmt.Sprintf("%d bytes is over the limit of %d", len(p.UniqueKey), runs.MaxUniqueKeyBytes)}
+	}
 	if p.AfterID < 0 {
 		return &journal.InputError{Field: "after", Problem: fmt.Sprintf("%d is not a run id cursor", p.AfterID)}
 	}

@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,7 +11,7 @@ import (
 )
 
 // runListCase: RunList pages by id after the cursor, filters by queue and
-// state, and refuses a bad filter, cursor or page size typed.
+// state, by owner (the runs it holds) and by unique key, and refuses a bad filter, cursor or page size typed.
 var runListCase = Case{"RunListPagesByIDWithFilters", func(t *testing.T, f Factory) {
 	e := newEnv(t, f)
 	var ids []int64
@@ -38,7 +39,24 @@ var runListCase = Case{"RunListPagesByIDWithFilters", func(t *testing.T, f Facto
 	rs, err := e.d.RunList(e.ctx, &driver.RunListParams{State: runs.StateRunning})
 	require.NoError(t, err)
 	require.Equal(t, e.run(claimed[0].ID), rs[0], "a listed run is its row")
-	for _, bad := range []driver.RunListParams{{Queue: "a b"}, {State: "sleeping"}, {AfterID: -1}, {Limit: driver.MaxRunListLimit + 1}} {
+
+	// The owner filter is the runs the owner holds now; the unique key's
+	// is the run that holds the key now.
+	require.Equal(t, []int64{claimed[0].ID}, list(driver.RunListParams{Owner: "o"}))
+	require.Empty(t, list(driver.RunListParams{Owner: "someone-else"}))
+	require.Empty(t, list(driver.RunListParams{Owner: "o", Queue: "a"}))
+	require.Empty(t, list(driver.RunListParams{Owner: "o", AfterID: claimed[0].ID}))
+	keyed := e.enqueue(runs.Enqueue{Queue: "k", UniqueKey: "report-7", UniqueStates: []runs.State{runs.StateAvailable, runs.StateRunning, runs.StateBlocked}})[0].Run
+	e.enqueue(runs.Enqueue{Queue: "k", UniqueKey: "report-8"})
+	held := e.claim("k", "o2", 1)
+	require.Len(t, held, 1)
+	require.Equal(t, keyed.ID, held[0].ID)
+	require.Equal(t, []int64{keyed.ID}, list(driver.RunListParams{UniqueKey: "report-7"}))
+	require.Equal(t, []int64{keyed.ID}, list(driver.RunListParams{Owner: "o2", UniqueKey: "report-7"}))
+	require.Empty(t, list(driver.RunListParams{UniqueKey: "report-7", State: runs.StateAvailable}))
+	require.Empty(t, list(driver.RunListParams{UniqueKey: "nobody's"}))
+	for _, bad := range []driver.RunListParams{{Queue: "a b"}, {State: "sleeping"}, {AfterID: -1}, {Limit: driver.MaxRunListLimit + 1},
+		{Owner: "a b"}, {UniqueKey: strings.Repeat("k", runs.MaxUniqueKeyBytes+1)}} {
 		_, err := e.d.RunList(e.ctx, &bad)
 		require.ErrorIs(t, err, driver.ErrInvalid, "%+v", bad)
 	}
