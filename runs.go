@@ -67,19 +67,24 @@ func (c *Client) Run(ctx context.Context, id int64) (*Run, error) {
 
 // RunsFilter selects a page of runs for Client.Runs: after the cursor
 // After (a run id; 0 for the first page), at most Limit (<= 0 means 100,
-// at most 1000), of Queue and in State when set.
+// at most 1000), of Queue and in State when set; held by Owner now, or
+// holding UniqueKey now, when set (driver.RunListParams: each read through
+// an index, never the whole table).
 type RunsFilter struct {
-	Queue string
-	State runs.State
-	After int64
-	Limit int
+	Queue     string
+	State     runs.State
+	Owner     string
+	UniqueKey string
+	After     int64
+	Limit     int
 }
 
 // Runs lists runs ascending by id. The next page starts after the last
 // run's id; a page shorter than the limit is the last. Paging by id never
 // skips or repeats a run however the table changes between pages.
 func (c *Client) Runs(ctx context.Context, f RunsFilter) ([]*Run, error) {
-	return c.d.RunList(ctx, &driver.RunListParams{Queue: f.Queue, State: f.State, AfterID: f.After, Limit: f.Limit})
+	return c.d.RunList(ctx, &driver.RunListParams{Queue: f.Queue, State: f.State, Owner: f.Owner, UniqueKey: f.UniqueKey,
+		AfterID: f.After, Limit: f.Limit})
 }
 
 // RunCount is how many runs of one queue are in one state.

@@ -45,7 +45,7 @@ type page struct {
 
 // filter is the runs page's query: the form shows it back.
 type filter struct {
-	Queue, State, After string
+	Queue, State, Owner, Key, After string
 }
 
 // Handler returns the dashboard: the pages and their assets.
@@ -70,7 +70,7 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		render(w, http.StatusOK, "runs.html", page{Name: "runs", Title: "Queues and runs", Nav: "runs", States: states,
-			Query: filter{Queue: q.Get("queue"), State: q.Get("state"), After: q.Get("after")}})
+			Query: filter{Queue: q.Get("queue"), State: q.Get("state"), Owner: q.Get("owner"), Key: q.Get("unique_key"), After: q.Get("after")}})
 	})
 	mux.HandleFunc("GET /ui/login", func(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusOK, "login.html", page{Name: "login", Title: "Sign in"})

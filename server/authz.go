@@ -76,6 +76,7 @@ var rules = map[string]rule{
 	"GET /v1/stats/runs":                    {from: fromHandler, action: auth.Read}, // the queues the token may read
 	"GET /v1/leases":                        {from: fromHandler, action: auth.Read}, // every queue's reader only
 	"GET /v1/stats/health":                  {from: fromHandler, action: auth.Read}, // every queue's reader only
+	"GET /v1/stats/clock":                   {from: fromHandler, action: auth.Read}, // every queue's reader only
 	"GET /v1/worlds":                        {from: fromHandler, action: auth.Read}, // the worlds the token may read
 	"GET /v1/worlds/{world}/audit":          {from: fromWorld, action: auth.Read},
 	"GET /v1/runs/{id}/events/stream":       {from: fromRun, action: auth.Read},

@@ -11,7 +11,8 @@ import (
 // — the server's store-clock watch (its alarms by kind, clears, and the
 // runway cut in force), each attached worker's heartbeat mode with its
 // dark-mode difference counts and clock cut, the world host's counters
-// and its held worlds' load, and this server's throughput ring. All of it
+// and its held worlds' load, this server's throughput ring, the store's
+// connection pools and the alerts drawn from all these. All of it
 // is in memory: answering costs no store call. Like GET /v1/leases it
 // spans every queue, so it needs read on every queue.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
@@ -46,5 +47,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Host = hh
 	}
+	out.Pools = append([]poolHealth{}, s.pools()...) // [] rather than null without pools
+	out.Alerts = alerts(&out)
 	writeJSON(w, out)
 }

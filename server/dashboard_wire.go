@@ -89,6 +89,8 @@ type healthResponse struct {
 	Host       *hostHealth    `json:"host,omitempty"` // absent: no world host in this server
 	Throughput []rateSample   `json:"throughput"`     // oldest first, one per bucket_ms, the last still filling
 	BucketMS   int64          `json:"bucket_ms"`
+	Pools      []poolHealth   `json:"pools"`  // empty: the store has none (SQLite)
+	Alerts     []alert        `json:"alerts"` // dashboard_pools.go
 }
 
 // clockHealth is the server's store-clock watch: alarms raised by kind

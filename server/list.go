@@ -12,8 +12,9 @@ import (
 // defaultListLimit is a page's size when limit is not given.
 const defaultListLimit = 100
 
-// listRuns is GET /v1/runs?queue=&state=&after=&limit=: runs ascending by
-// id after the cursor. next is the cursor of the following page (absent
+// listRuns is GET /v1/runs?queue=&state=&owner=&unique_key=&after=&limit=:
+// runs ascending by id after the cursor (owner: the runs it holds now;
+// unique_key: the run holding the key now — each read through an index). next is the cursor of the following page (absent
 // on the last page): pass it as after. Paging by id never skips or
 // repeats a run, however the table changes between pages.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
@@ -38,7 +39,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	// An absurd limit is refused by the driver's rule (MaxRunListLimit);
 	// clamping it to an int first keeps it absurd rather than wrapped.
 	rs, err := s.c.Runs(r.Context(), leasehold.RunsFilter{Queue: q.Get("queue"), State: runs.State(q.Get("state")),
-		After: after, Limit: int(min(limit, 1<<31))})
+		Owner: q.Get("owner"), UniqueKey: q.Get("unique_key"), After: after, Limit: int(min(limit, 1<<31))})
 	if err != nil {
 		s.problem(w, r, err)
 		return

@@ -63,6 +63,7 @@ func (s *Server) routes() []route {
 		h("GET", "/v1/whoami", s.whoami),
 		h("GET", "/v1/stats/runs", s.runStats),
 		h("GET", "/v1/stats/health", s.health),
+		h("GET", "/v1/stats/clock", s.clockDoctor), // dashboard_doctor.go
 		h("GET", "/v1/leases", s.leases),
 		h("GET", "/v1/worlds", s.listWorlds),
 		h("GET", "/v1/worlds/{world}/audit", s.auditWorld),

@@ -118,7 +118,8 @@ async function runsPage() {
   // a grouped scan of the whole table (cached by the server for a moment,
   // as_of says when it was read); they never hold the list up.
   const list = (async () => {
-    const r = await api("/v1/runs?" + new URLSearchParams({ queue: params.get("queue") || "", state: params.get("state") || "", after: params.get("after") || "", limit: "50" }));
+    const r = await api("/v1/runs?" + new URLSearchParams({ queue: params.get("queue") || "", state: params.get("state") || "",
+      owner: params.get("owner") || "", unique_key: params.get("unique_key") || "", after: params.get("after") || "", limit: "50" }));
     const tbody = $("#runs tbody");
     if (!r.ok) { say(refused(r, "these runs")); return; }
     for (const run of r.body.runs) {
@@ -164,22 +165,22 @@ async function runsPage() {
 
 // ---- one run --------------------------------------------------------------
 
-// followEvents calls onEvents with each new event of the run, in (fence,
-// seq) order, as the server commits it: it reads the SSE stream
-// GET /v1/runs/{id}/events/stream with fetch() and a stream reader, since
-// EventSource cannot send the Authorization header. When the stream ends
-// (server restart, network) it reconnects after the last id seen, so no
-// event is missed or shown twice (the stream is read from the table).
-// body[data-events] says where it stands: "live" while the stream is open,
-// "reconnecting" between attempts.
-function followEvents(id, onEvents) {
-  let last = "";
+// followSSE reads a server-sent event stream of the API — path, resumed
+// after the id `after` — with fetch() and a stream reader, since
+// EventSource cannot send the Authorization header, and calls onEvent
+// with each event's parsed data in order. When the stream ends (server
+// restart, network) it reconnects after the last id seen, so no event is
+// missed or shown twice (every stream is read from its table).
+// body[data-<flag>] says where it stands: "live" while the stream is
+// open, "reconnecting" between attempts.
+function followSSE(path, flag, after, onEvent) {
+  let last = after || "";
   const connect = async () => {
-    const r = await fetch(`/v1/runs/${id}/events/stream?` + new URLSearchParams({ after: last }),
+    const r = await fetch(path + "?" + new URLSearchParams({ after: last }),
       { headers: { Authorization: "Bearer " + token(), Accept: "text/event-stream" } });
     if (r.status === 401) { await api("/v1/whoami"); return; } // api() goes to the login page
-    if (!r.ok || !r.body) throw new Error("the event stream answered " + r.status);
-    document.body.dataset.events = "live";
+    if (!r.ok || !r.body) throw new Error("the stream answered " + r.status);
+    document.body.dataset[flag] = "live";
     const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
     for (;;) {
@@ -197,16 +198,22 @@ function followEvents(id, onEvents) {
         }
         if (!data) continue; // a keep-alive comment
         last = evId || last;
-        onEvents([JSON.parse(data)]);
+        onEvent(JSON.parse(data));
       }
     }
   };
   const loop = async () => {
-    try { await connect(); } catch (e) { if (e.message === "unauthorized") return; say("Lost the event stream: " + e.message + "; reconnecting."); }
-    document.body.dataset.events = "reconnecting";
+    try { await connect(); } catch (e) { if (e.message === "unauthorized") return; say("Lost the " + flag + " stream: " + e.message + "; reconnecting."); }
+    document.body.dataset[flag] = "reconnecting";
     setTimeout(loop, POLL_MS);
   };
   loop();
+}
+
+// followEvents follows a run's events (GET /v1/runs/{id}/events/stream,
+// ids "<fence>:<seq>") from the start; body[data-events] is its state.
+function followEvents(id, onEvents) {
+  followSSE(`/v1/runs/${id}/events/stream`, "events", "", (ev) => onEvents([ev]));
 }
 
 async function runPage() {
@@ -437,7 +444,8 @@ async function worldPage() {
   const world = document.body.dataset.world;
   const path = "/v1/worlds/" + encodeURIComponent(world);
   whoami({ world });
-  let pos = -1, first = true;
+  const TAIL = 20;
+  let streaming = false, first = true;
   poll(async () => {
     const r = await api(path);
     if (!r.ok) { say(r.status === 404 ? "There is no world " + world + "." : refused(r, "this world")); return; }
@@ -451,12 +459,20 @@ async function worldPage() {
     const ld = hh.ok && hh.body.host ? hh.body.host.worlds.find((x) => x.world === world) : null;
     if (ld) facts.push(["Load", `${ld.turns_per_second.toFixed(1)} turns/s, inbox ${ld.inbox_depth}, turn ${ld.turn_latency_ms.toFixed(1)} ms`]);
     $("#head").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k.toLowerCase().replaceAll(" ", "-") }, v)]));
-    if (w.position !== pos) {
-      pos = w.position;
-      const j = await api(`${path}/journal?from=${Math.max(1, pos - 19)}&limit=20`);
-      if (j.ok) $("#journal tbody").replaceChildren(...j.body.entries.reverse().map((e) => el("tr", { "data-position": e.position },
-        el("td", { class: "num" }, e.position), el("td", { class: "num" }, e.epoch), el("td", {}, e.kind), el("td", {}, e.holder || ""),
-        el("td", {}, e.key || ""), el("td", { class: "payload" }, short(e.payload)))));
+    // The tail streams (GET /v1/worlds/{id}/journal/stream, the API's SSE
+    // journal stream) from TAIL entries before the head seen first: each
+    // entry is drawn as it commits — at once on Postgres (the journal
+    // trigger's NOTIFY), at the server's stream poll on SQLite — and the
+    // page never polls the journal.
+    if (!streaming) {
+      streaming = true;
+      followSSE(`${path}/journal/stream`, "journal", String(Math.max(0, w.position - TAIL)), (e) => {
+        const tbody = $("#journal tbody");
+        tbody.prepend(el("tr", { "data-position": e.position },
+          el("td", { class: "num" }, e.position), el("td", { class: "num" }, e.epoch), el("td", {}, e.kind), el("td", {}, e.holder || ""),
+          el("td", {}, e.key || ""), el("td", { class: "payload" }, short(e.payload))));
+        while (tbody.rows.length > TAIL) tbody.rows[tbody.rows.length - 1].remove();
+      });
     }
     if (first) { first = false; ready("world"); }
   }, 2 * POLL_MS);
