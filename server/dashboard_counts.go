@@ -9,9 +9,19 @@ import (
 )
 
 // countsCache keeps the last run counts for Config.StatsCacheTTL on the
-// server's clock. The counts are a grouped scan of the whole runs table
-// (there is no index that covers queue and state for the finished
-// states), so at 100k runs one read costs tens of milliseconds; a
+// server's clock.
+//
+// Which of bounded, indexed or cached: CACHED, with a stated staleness —
+// an answer is at most StatsCacheTTL old (DefaultStatsTTL, 2 s, unless
+// configured), and says when it was read (as_of), which the runs page
+// prints. Not indexed: no index covers queue and state for the finished
+// states, and adding one would cost every run transition an index write
+// (state is in every partial index's predicate, so no transition is HOT)
+// to speed up an operator's page. Not bounded: a capped count ("10,000+")
+// still reads up to the cap per group, and the totals are what the page
+// is for. So the counts are a grouped scan of the whole runs table
+// (EXPLAIN: a sequential scan), and at 100k runs one read costs tens of
+// milliseconds; a
 // dashboard per person polling it, or a person paging, would run one scan
 // per view. With the cache the scans are at most one per TTL however many
 // pages ask, and concurrent askers share the one scan in flight

@@ -297,13 +297,20 @@ async function runPage() {
 
 // ---- live leases ------------------------------------------------------------
 
+// HISTORY is how many refreshes of a lease's runway the chart keeps (two
+// minutes at one a second); the page keeps them, the server keeps none.
+const HISTORY = 120;
+
 async function leasesPage() {
   whoami();
   let first = true;
+  const history = new Map(); // "run/fence" → [[ms, runway_ms], …]
+  $("#runway-lease").addEventListener("change", () => { const t = lastTiming; if (t) runwayChart(history.get($("#runway-lease").value) || [], t); });
   poll(async () => {
     const r = await api("/v1/leases");
     if (!r.ok) { say(refused(r, "the leases (it needs read on every queue)")); return; }
     const t = r.body.timing;
+    lastTiming = t;
     $("#timing").textContent = `T_lease ${secs(t.lease_ms)}, S ${secs(t.skew_ms)}, D_stop ${secs(t.stop_ms)}, T_drain ${secs(t.drain_ms)}; a full bar is ${secs(t.max_runway_ms)}.` +
       (r.body.total > r.body.leases.length ? ` Showing ${r.body.leases.length} of ${r.body.total}.` : "");
     const tbody = $("#leases tbody");
@@ -331,9 +338,79 @@ async function leasesPage() {
       row.querySelector(".lag").textContent = secs(l.lag_ms);
     }
     for (const row of [...tbody.querySelectorAll("tr[data-lease]")]) if (!seen.has(row.dataset.lease)) row.remove();
+    const now = Date.now();
+    for (const l of r.body.leases) {
+      const key = l.run_id + "/" + l.fence;
+      if (!history.has(key)) history.set(key, []);
+      const h = history.get(key);
+      h.push([now, l.runway_ms]);
+      if (h.length > HISTORY) h.shift();
+    }
+    for (const k of [...history.keys()]) if (!seen.has(k)) history.delete(k);
+    const pick = $("#runway-lease");
+    const keys = [...history.keys()];
+    // Rebuilt only when the leases change: a person choosing with the
+    // keyboard keeps their place between refreshes.
+    if (keys.join() !== [...pick.options].map((o) => o.value).join()) {
+      const chosen = pick.value;
+      pick.replaceChildren(...keys.map((k) => el("option", { value: k, selected: k === chosen }, "run " + k.replace("/", ", fence "))));
+    }
+    lagHistogram(r.body.leases.map((l) => l.lag_ms), t.stop_ms);
+    runwayChart(history.get(pick.value) || [], t);
     say(r.body.leases.length === 0 ? "No leases held through this server." : "");
     if (first) { first = false; ready("leases"); }
   }, POLL_MS);
+}
+
+let lastTiming = null;
+
+// LAG_BINS are the lag histogram's bins, as shares of D_stop: the last is
+// D_stop or more, where the gate refuses.
+const LAG_BINS = [0, 0.1, 0.25, 0.5, 0.75, 1];
+
+// lagHistogram draws how many leases have each durable lag, binned by
+// share of D_stop, as an inline SVG bar chart (#lag-svg). Each bar has
+// data-bin (its lower edge, a share of D_stop) and data-n.
+function lagHistogram(lags, stopMs) {
+  const W = 600, H = 160, L = 40, B = 30, T = 8, R = 8;
+  const counts = LAG_BINS.map(() => 0);
+  for (const v of lags) {
+    const share = v / Math.max(1, stopMs);
+    let i = LAG_BINS.length - 1;
+    while (i > 0 && share < LAG_BINS[i]) i--;
+    counts[i]++;
+  }
+  const top = Math.max(1, ...counts);
+  const bw = (W - L - R) / counts.length;
+  const label = (i) => i === LAG_BINS.length - 1 ? "≥ D_stop" : `${LAG_BINS[i] * 100}–${LAG_BINS[i + 1] * 100}%`;
+  const g = $("#lag-svg");
+  g.setAttribute("aria-label", "Durable lag of " + lags.length + " leases by share of D_stop: " + counts.map((n, i) => `${label(i)} ${n}`).join(", "));
+  g.replaceChildren(svg("line", { class: "grid", x1: L, x2: W - R, y1: H - B, y2: H - B }),
+    svg("text", { class: "axis", x: L - 4, y: T + 10, "text-anchor": "end" }, top), svg("text", { class: "axis", x: L - 4, y: H - B, "text-anchor": "end" }, 0),
+    ...counts.flatMap((n, i) => {
+      const h = (H - T - B) * n / top, x = L + i * bw + 4;
+      return [svg("rect", { class: "hist" + (i === LAG_BINS.length - 1 ? " over" : ""), "data-bin": LAG_BINS[i], "data-n": n, x, y: H - B - h, width: bw - 8, height: h }),
+        svg("text", { class: "axis", x: x + (bw - 8) / 2, y: H - B + 14, "text-anchor": "middle" }, label(i))];
+    }));
+}
+
+// runwayChart draws one lease's runway at each refresh as an inline SVG
+// line (#runway-svg), against the full runway and 2 × T_drain.
+function runwayChart(points, t) {
+  const W = 600, H = 160, L = 48, B = 20, T = 8, R = 8;
+  const g = $("#runway-svg");
+  const top = Math.max(1, t.max_runway_ms);
+  const t0 = points.length ? points[0][0] : 0, span = Math.max(1, points.length ? points[points.length - 1][0] - t0 : 1);
+  const x = (ms) => L + (W - L - R) * (points.length < 2 ? 1 : (ms - t0) / span);
+  const y = (v) => T + (H - T - B) * (1 - Math.max(0, Math.min(v, top)) / top);
+  const last = points.length ? points[points.length - 1][1] : 0;
+  g.setAttribute("aria-label", points.length ? `Runway of the chosen lease over the last ${Math.round(span / 1000)} s: now ${secs(last)} of ${secs(top)}` : "No lease to chart");
+  g.replaceChildren(
+    svg("line", { class: "grid", x1: L, x2: W - R, y1: y(top), y2: y(top) }), svg("line", { class: "grid", x1: L, x2: W - R, y1: y(0), y2: y(0) }),
+    svg("line", { class: "limit", x1: L, x2: W - R, y1: y(2 * t.drain_ms), y2: y(2 * t.drain_ms) }),
+    svg("text", { class: "axis", x: L - 4, y: y(top) + 4, "text-anchor": "end" }, secs(top)), svg("text", { class: "axis", x: L - 4, y: y(0) + 4, "text-anchor": "end" }, "0 s"),
+    svg("polyline", { class: "runway", "data-points": points.length, "data-last": last, "data-values": points.map((p) => p[1]).join(" "),
+      points: points.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ") }));
 }
 
 // ---- health and throughput ------------------------------------------------------
@@ -342,7 +419,7 @@ async function leasesPage() {
 // <svg> (the HTML parser puts it in the SVG namespace), so the script
 // names no URL at all.
 function svg(tag, attrs, ...kids) {
-  const e = document.createElementNS($("#rate-svg").namespaceURI, tag);
+  const e = document.createElementNS($("svg").namespaceURI, tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
   for (const k of kids) e.append(k instanceof Node ? k : String(k));
   return e;
@@ -406,9 +483,49 @@ async function healthPage() {
         el("td", {}, el("a", { href: "/ui/worlds/" + encodeURIComponent(w.world) }, w.world)), el("td", { class: "num" }, w.turns_per_second.toFixed(1)),
         el("td", { class: "num" }, w.inbox_depth), el("td", { class: "num" }, w.turn_latency_ms.toFixed(1) + " ms"))));
     }
+    poolsTable(h.pools);
+    const alerts = h.alerts.map((a) => el("li", { class: "level-" + a.level, "data-level": a.level, "data-what": a.what },
+      el("strong", {}, (a.level === "alarm" ? "Alarm: " : "Warning: ") + a.what), " — " + a.detail));
+    if (alerts.length === 0) alerts.push(el("li", { class: "level-none", "data-level": "none" }, "No alerts: the store clock is within bounds and no pool is saturated."));
+    $("#alerts").replaceChildren(...alerts);
     say("");
     if (first) { first = false; ready("health"); }
   }, 2 * POLL_MS);
+  $("#doctor-run").addEventListener("click", doctor);
+  doctor();
+}
+
+// poolsTable draws the store's pools, each with its saturation (in use of
+// max) as a meter.
+function poolsTable(pools) {
+  $("#pools-none").hidden = pools.length > 0;
+  $("#pools").hidden = pools.length === 0;
+  $("#pools tbody").replaceChildren(...pools.map((p) => el("tr", { "data-pool": p.name }, el("th", { scope: "row" }, p.name),
+    el("td", {}, el("div", { class: "bar" + (p.saturation >= 1 ? " low" : ""), role: "meter", "aria-valuemin": 0, "aria-valuemax": p.max, "aria-valuenow": p.in_use,
+      "aria-valuetext": p.in_use + " of " + p.max + " in use", "aria-label": "Saturation of pool " + p.name }, el("span", { style: { width: (100 * p.saturation).toFixed(1) + "%" } })),
+      el("span", { class: "bar-text" }, Math.round(100 * p.saturation) + "%")),
+    el("td", { class: "num" }, p.in_use), el("td", { class: "num" }, p.open), el("td", { class: "num" }, p.max), el("td", { class: "num" }, p.acquires),
+    el("td", { class: "num" }, p.waited), el("td", { class: "num" }, p.cancelled), el("td", { class: "num" }, p.mean_acquire_ms.toFixed(2) + " ms"))));
+}
+
+// doctor runs GET /v1/stats/clock (the store clock sampled now) and shows
+// its figures. body[data-doctor] is "done" once they are drawn.
+async function doctor() {
+  const b = $("#doctor-run");
+  b.disabled = true;
+  $("#doctor").replaceChildren(el("dt", {}, "Sampling"), el("dd", {}, "…"));
+  try {
+    const r = await api("/v1/stats/clock?samples=10&every_ms=50");
+    if (!r.ok) { $("#doctor").replaceChildren(el("dt", {}, "Refused"), el("dd", {}, refused(r, "the store clock"))); return; }
+    const d = r.body, f = (v) => v.toFixed(3) + " ms";
+    const facts = [["Store", d.store], ["Probes", d.samples + " over " + f(d.span_ms)], ["Offset", f(d.offset_ms) + " ± " + f(d.offset_bound_ms)],
+      ["Rate", d.rate_known ? d.rate_ppm.toFixed(1) + " ± " + d.rate_bound_ppm.toFixed(1) + " ppm (" + f(d.drift_ms) + " over T_lease)" : "not known from this sample"],
+      ["Steps", d.steps.length === 0 ? "none" : d.steps.map((s) => `${f(s.size_ms)} ± ${f(s.bound_ms)} at probe ${s.probe}`).join("; ")],
+      ["RTT", `min ${f(d.rtt_min_ms)}, median ${f(d.rtt_median_ms)}, max ${f(d.rtt_max_ms)}`],
+      ["Write-behind", d.write_behind === "ok" ? el("span", { class: "quiet" }, "OK") : el("span", { class: "alarm" }, "REFUSED: " + d.refusal)]];
+    $("#doctor").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k.toLowerCase() }, v)]));
+    document.body.dataset.doctor = "done";
+  } finally { b.disabled = false; }
 }
 
 // band says where a world stands against the hot-world band: held on its
