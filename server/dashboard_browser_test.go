@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -188,6 +189,24 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 		chromedp.Navigate(b.url+"/?queue=mail&state=running"), visible(`body[data-ready="runs"]`))
 	require.Equal(t, []int64{d.held.ID}, eval[[]int64](t, ctx, `[...document.querySelectorAll("#runs tbody tr[data-run]")].map(r => +r.dataset.run)`))
 
+	// The owner filter (the runs worker-1 holds) and the search by unique
+	// key, typed into the form as a person would.
+	listed := func() []int64 {
+		return eval[[]int64](t, ctx, `[...document.querySelectorAll("#runs tbody tr[data-run]")].map(r => +r.dataset.run)`)
+	}
+	do(t, ctx, "filtering by owner", chromedp.Navigate(b.url+"/?owner=worker-1"), visible(`body[data-ready="runs"]`))
+	require.Equal(t, []int64{d.held.ID}, listed())
+	require.Equal(t, "worker-1", eval[string](t, ctx, `document.querySelector("#f-owner").value`), "the form shows the filter back")
+	var keyedReply enqueued
+	b.post(t, "/v1/runs", map[string]any{"runs": []map[string]any{{"queue": "bills", "payload": json.RawMessage(`{}`), "unique_key": "invoice-42"}}}).ok(t, &keyedReply)
+	keyed := keyedReply.Runs[0].Run
+	do(t, ctx, "searching by unique key", chromedp.Navigate(b.url+"/"), visible(`body[data-ready="runs"]`),
+		chromedp.SendKeys(chromedp.CSS("#s-key"), "invoice-42"), chromedp.Click(chromedp.CSS(`#search-key button`)),
+		visible(fmt.Sprintf(`#runs tr[data-run="%d"]`, keyed.ID)))
+	require.Equal(t, "?unique_key=invoice-42", eval[string](t, ctx, `location.search`))
+	require.Equal(t, []int64{keyed.ID}, listed())
+	sh.take(t, ctx, "runs-by-unique-key")
+
 	// A run's page: its figures, its effect, and its events arriving live.
 	do(t, ctx, "opening the held run",
 		chromedp.Navigate(fmt.Sprintf("%s/ui/runs/%d", b.url, d.held.ID)),
@@ -223,6 +242,17 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 	b.post(t, runPath(d.held.ID, "/renew"), map[string]any{"fence": d.held.Fence, "owner": "worker-1"}).ok(t, &struct{}{})
 	do(t, ctx, "waiting for the renewal to refill the runway",
 		waitJS(fmt.Sprintf(`+document.querySelector('%s').getAttribute("aria-valuenow") > %d`, bar, drained)))
+	// The charts: the lag histogram counts every lease shown, and the
+	// runway over time of the held run's lease drained and then rose with
+	// the renewal.
+	do(t, ctx, "waiting for the runway chart to show the refill", waitJS(`(() => {
+		const v = (document.querySelector("#runway-svg polyline")?.dataset.values || "").split(" ").map(Number);
+		return v.some((x, i) => i > 0 && x > v[i - 1]);
+	})()`))
+	require.Equal(t, fmt.Sprintf("%d/%d", d.held.ID, d.held.Fence), eval[string](t, ctx, `document.querySelector("#runway-lease").value`))
+	require.Equal(t, eval[int](t, ctx, `document.querySelectorAll("#leases tr[data-lease]").length`),
+		eval[int](t, ctx, `[...document.querySelectorAll("#lag-svg rect[data-n]")].reduce((a, r) => a + +r.dataset.n, 0)`), "the histogram counts each lease once")
+	require.Equal(t, 6, eval[int](t, ctx, `document.querySelectorAll("#lag-svg rect[data-bin]").length`))
 	sh.take(t, ctx, "leases-3-renewed")
 
 	// Worlds: the list, a world's head, and its audit strip.
@@ -245,6 +275,20 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 
 	require.Equal(t, "home", text(t, ctx, `#head dd[data-field="band"]`))
 
+	// The journal tail streams: entries appended while the page is open
+	// appear without a reload, and the page never polls the journal.
+	do(t, ctx, "waiting for the journal stream", visible(`body[data-journal="live"]`))
+	var head worldReply
+	b.get(t, worldPath("w1", "")).ok(t, &head)
+	var appended struct{ Positions []int64 }
+	b.post(t, worldPath("w1", "/append"), map[string]any{"holder": "node-h", "epoch": 3, "seen_position": head.World.GrantedAt,
+		"entries": entries(`{"n":4}`, `{"n":5}`)}).ok(t, &appended)
+	require.Len(t, appended.Positions, 2)
+	do(t, ctx, "waiting for the appended entries", visible(fmt.Sprintf(`#journal tr[data-position="%d"]`, appended.Positions[1])))
+	require.Equal(t, appended.Positions[1], eval[int64](t, ctx, `+document.querySelector("#journal tbody tr").dataset.position`), "newest first")
+	require.Zero(t, eval[int](t, ctx, `performance.getEntriesByType("resource").filter(r => /\/journal\?/.test(r.name)).length`), "the page polled the journal")
+	sh.take(t, ctx, "world-journal-live")
+
 	// Health: the throughput chart drawn from the server's ring (the
 	// fixture's enqueues and claim went through the API), the store clock
 	// quiet, and the attached worker's heartbeat mode with its dark-mode
@@ -257,6 +301,18 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 	require.Equal(t, "within bounds", text(t, ctx, `#clock dd[data-field="state"]`))
 	require.Equal(t, "dark", text(t, ctx, `#modes tr[data-worker="edge-1"] .mode`))
 	require.Equal(t, "0", text(t, ctx, `#modes tr[data-worker="edge-1"] td:nth-child(3)`))
+	// The clock doctor's figures (the store sampled by the server on this
+	// view), the pools' saturation and the alerts.
+	do(t, ctx, "waiting for the clock doctor", visible(`body[data-doctor="done"]`), visible(`#alerts li`))
+	require.Contains(t, text(t, ctx, `#doctor dd[data-field="rtt"]`), "median")
+	require.Contains(t, text(t, ctx, `#doctor dd[data-field="offset"]`), "ms ± ")
+	require.Equal(t, "none", text(t, ctx, `#doctor dd[data-field="steps"]`))
+	require.Equal(t, "none", eval[string](t, ctx, `document.querySelector("#alerts li").dataset.level`), "a quiet server raises no alert")
+	if b.c.Driver().Name() == "postgres" {
+		require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll("#pools tr[data-pool] [role=meter]").length`), "Postgres's critical and general pools")
+	} else {
+		do(t, ctx, "SQLite has no pool", visible(`#pools-none`))
+	}
 	sh.take(t, ctx, "health")
 
 	// An admin action asks first, and only "yes" acts.
