@@ -1,9 +1,17 @@
 // Package dashboard is the web dashboard `leasehold serve` serves at "/":
-// queues and runs, a run's attempts, effects and events (live, over the
-// run's SSE stream), the live leases with their durable runway, worlds
-// with their holder, band, journal tail and audit strip, and a health
-// page (throughput chart, store-clock alarms, heartbeat modes and their
-// dark-mode differences, the host's world load).
+// queues and runs (filtered by queue, state or owner, searched by id or
+// unique key), a run's attempts, effects and events (live, over the
+// run's SSE stream), the live leases with their durable runway, a
+// durable-lag histogram and a lease's runway over time, worlds with their
+// holder, band, journal tail (live, over the journal's SSE stream) and
+// audit strip, and a health page (throughput chart, alerts, store-clock
+// alarms, the clock doctor's figures, the store's pools and their
+// saturation, heartbeat modes and their dark-mode differences, the
+// host's world load).
+//
+// Every stream is read with fetch() and a stream reader rather than
+// EventSource, which cannot send the Authorization header (followSSE in
+// app.js); each resumes after the last id it saw.
 //
 // The runs page renders with its one page of runs (by primary key, flat
 // however large the table) and draws the counts by state when they come:

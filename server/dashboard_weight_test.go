@@ -18,7 +18,9 @@ import (
 // TestDashboardRunsPageWeight100k (Must show 3 of the dashboard issue):
 // the runs page's weight and time to first render with 100,000 runs in
 // the store, on SQLite and on Postgres, on the first page, a page deep in
-// the table, the last page, a filtered page and a state filter — measured
+// the table, the last page, a filtered page, a state filter, the owner
+// filter and the search by unique key (each read through an index:
+// driver/postgres/runs_list_explain_test.go) — measured
 // in headless Chromium with the Navigation, Paint and Resource Timing
 // APIs, over several rounds (median and worst reported). First render is
 // the list drawn: the page never waits for the counts (a grouped scan of
@@ -57,11 +59,17 @@ func runsPageWeight100k(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 		rs := make([]leasehold.Enqueue, batch)
 		for j := range rs {
 			rs[j] = leasehold.Enqueue{Queue: queues[(i+j)%len(queues)], Payload: []byte(fmt.Sprintf(`{"n":%d}`, i+j))}
+			if (i+j)%1000 == 0 { // a unique key on one run in a thousand: the search by key finds one among 100
+				rs[j].UniqueKey = fmt.Sprintf("key-%d", i+j)
+			}
 		}
 		_, err := b.c.Enqueue(context.Background(), rs...)
 		require.NoError(t, err)
 	}
 	t.Logf("enqueued %d runs in %v", total, time.Since(start).Round(time.Millisecond))
+	for range 5 { // five runs held by one owner, for the owner filter
+		b.claimOne(t, "mail", "w-7")
+	}
 	var firstID int64
 	var page struct{ Runs []run }
 	b.get(t, "/v1/runs?limit=1").ok(t, &page)
@@ -92,7 +100,8 @@ func runsPageWeight100k(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 		})()`)
 	}
 	at := func(n int64) string { return fmt.Sprint(firstID + n) }
-	pages := []string{"/", "/?after=" + at(50_000), "/?after=" + at(99_949), "/?queue=bills&after=" + at(60_000), "/?state=running"}
+	pages := []string{"/", "/?after=" + at(50_000), "/?after=" + at(99_949), "/?queue=bills&after=" + at(60_000), "/?state=running",
+		"/?owner=w-7", "/?unique_key=key-50000"}
 	var first pageTiming
 	for i, p := range pages {
 		var ms []pageTiming
@@ -111,6 +120,12 @@ func runsPageWeight100k(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 		case 1, 3:
 			require.Equal(t, 50, m.Rows, p)
 			require.InDelta(t, first.API, m.API, first.API*0.1, "%s: a deep page weighs what the first does", p)
+		case 5:
+			require.Equal(t, 5, m.Rows, "the owner's five runs")
+			require.LessOrEqual(t, m.API, first.API, "%s: the owner filter weighs no more than the first page", p)
+		case 6:
+			require.Equal(t, 1, m.Rows, "the key's one run")
+			require.LessOrEqual(t, m.API, first.API, "%s: the key search weighs no more than the first page", p)
 		}
 	}
 	// What one uncached count costs the store (the cache hides it from
