@@ -361,6 +361,11 @@ func dashboardInBrowser(t *testing.T, open func(t *testing.T) leasehold.Driver) 
 	require.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 390, "the page scrolls sideways on a narrow screen")
 	require.Equal(t, "skip", eval[string](t, ctx, `document.activeElement.className`))
 	sh.take(t, ctx, "narrow-runs")
+	for _, pg := range []string{"leases", "health"} { // the new charts, tables and forms fit too
+		do(t, ctx, "opening "+pg+" narrow", chromedp.Navigate(b.url+"/ui/"+pg), visible(`body[data-ready="`+pg+`"]`), visible(".chart svg"))
+		require.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 390, "%s scrolls sideways on a narrow screen", pg)
+	}
+	sh.take(t, ctx, "narrow-health")
 
 	// Must show 2: a token with no scope on the data sees nothing.
 	nobody := tab(t, ctx)
