@@ -12,8 +12,9 @@ import (
 // queue and state filters are parameters either way (” matches every
 // queue or state); the primary key orders and bounds the page. The owner
 // and unique-key filters are added only when set, each with the literal
-// predicate of the partial index that serves it (state = 'running': a
-// run's owner is ” unless it runs; uniqueHeldSQL, runs_unique_key's), so the planner can
+// predicate of the partial index that serves it (runs_expiry's state =
+// 'running' AND expires_at IS NOT NULL: a run's owner is ” unless it
+// runs; uniqueHeldSQL, runs_unique_key's), so the planner can
 // prove the index applies even in a generic plan, where the parameter's
 // value is unknown: they read the running runs or one key's runs, never
 // the whole table (runs_list_explain_test.go).
@@ -46,7 +47,7 @@ func runListQuery(p *driver.RunListParams, limit int) (string, []any) {
 	where := `id > $1 AND ($2 = '' OR queue = $2) AND ($3 = '' OR state = $3)`
 	if p.Owner != "" {
 		args = append(args, p.Owner)
-		where += ` AND state = 'running' AND owner = $` + strconv.Itoa(len(args))
+		where += ` AND state = 'running' AND expires_at IS NOT NULL AND owner = $` + strconv.Itoa(len(args))
 	}
 	if p.UniqueKey != "" {
 		args = append(args, p.UniqueKey)
