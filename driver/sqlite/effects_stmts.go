@@ -58,18 +58,18 @@ RETURNING ` + effectColumns
 SELECT ?1, ?2, ?3, 1, ?4, ?5, ?5 WHERE ` + runHeldSQL("?1", "?3") + `
 RETURNING ` + effectColumns
 
-	// eventInsertSQL inserts one event if its run is running under its
-	// fence; a (run, fence, seq) already present inserts nothing. (The
-	// SELECT's WHERE also settles SQLite's parsing ambiguity between ON
-	// CONFLICT and a join constraint.)
-	eventInsertSQL = `INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at, pos)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE ` + runHeldSQL("?1", "?2") + `
-ON CONFLICT DO NOTHING`
+	// eventInsertSQL inserts one event under id ?1 (eventID) if its run is
+	// running under its fence; a (run, fence, seq) already present inserts
+	// nothing (OR IGNORE: see eventInsertChunkSQL).
+	eventInsertSQL = `INSERT OR IGNORE INTO run_events (id, run_id, fence, seq, kind, payload, created_at)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE ` + runHeldSQL("?2", "?3")
 
-	// eventPositionSQL takes the append transaction's position in the
-	// queue-wide event order (migration 0014): one counter, bumped under
-	// the one writer, so a later commit always has a higher position.
-	eventPositionSQL = `UPDATE run_event_position SET pos = pos + 1 WHERE one = 1 RETURNING pos`
+	// eventPositionSQL takes the append transaction's ?1 positions in the
+	// queue-wide event order (migration 0014's counter), returning the
+	// last: one counter, bumped under the one writer, so a later commit
+	// always has higher positions — and, with ids built from them
+	// (eventID), higher ids than every event stored before it.
+	eventPositionSQL = `UPDATE run_event_position SET pos = pos + ?1 WHERE one = 1 RETURNING pos`
 
 	eventExistsSQL = `SELECT EXISTS (SELECT 1 FROM run_events WHERE run_id = ?1 AND fence = ?2 AND seq = ?3)`
 )
@@ -88,31 +88,42 @@ const eventChunkMin = 4
 
 // eventInsertChunkSQL inserts up to eventChunk events, each only if its run
 // is running under its fence (the join), a (run, fence, seq) already
-// present inserting nothing. Parameter 1 is the creation time and
-// parameter 2 the transaction's position (eventPositionSQL); event i
-// (from 0) binds parameters 5i+3 … 5i+7 as run_id, fence, seq, kind and
-// payload. A chunk that is not full is padded with NULL run ids, which the
-// join and the WHERE drop, so one prepared statement serves every size. The
-// WHERE is needed anyway: it settles SQLite's parsing ambiguity between ON
-// CONFLICT and a join constraint.
+// present inserting nothing. Parameter 1 is the id of the chunk's first
+// event (eventID: the chunk's events take consecutive ids, event i's its
+// literal i added, so no id is bound per row — a large int64 boxed in an
+// interface is an allocation each) and parameter 2 the creation time;
+// event i (from 0) binds parameters 5i+3 … 5i+7 as run_id, fence, seq,
+// kind and payload. A chunk that is not full is padded with NULL run ids,
+// which the join and the WHERE drop, so one prepared statement serves
+// every size.
+//
+// OR IGNORE, not ON CONFLICT DO NOTHING: both skip a row whose key is
+// present, but a statement that may abort halfway (a NOT NULL column under
+// the default ABORT) makes SQLite open a statement journal for every
+// multi-row statement inside a transaction and copy into it each page the
+// statement touches — a tenth of the batched path's CPU (BENCHMARKS.md,
+// Must-show 3). Under OR IGNORE no constraint aborts, so there is none.
+// Nothing it would now skip silently can reach it: every column is bound
+// from a validated event (driver.Validating: kind an id, payload compact
+// JSON) or the join, and an event that was not inserted is classified by
+// its key afterwards, as before.
 //
 // The parameters are anonymous (?, numbered in the order they appear), not
 // ?NNN: see runInsertChunkSQL.
 var eventInsertChunkSQL = func() string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO run_events (run_id, fence, seq, kind, payload, created_at, pos)
-SELECT v.column1, v.column2, v.column3, v.column4, v.column5, ?, ?
+	b.WriteString(`INSERT OR IGNORE INTO run_events (id, run_id, fence, seq, kind, payload, created_at)
+SELECT ? + v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, ?
 FROM (VALUES `)
 	for i := range eventChunk {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?)")
+		fmt.Fprintf(&b, "(%d, ?, ?, ?, ?, ?)", i)
 	}
 	b.WriteString(`) AS v
-JOIN runs r ON r.id = v.column1 AND r.fence = v.column2 AND r.state = 'running'
-WHERE v.column1 IS NOT NULL
-ON CONFLICT DO NOTHING`)
+JOIN runs r ON r.id = v.column2 AND r.fence = v.column3 AND r.state = 'running'
+WHERE v.column2 IS NOT NULL`)
 	return b.String()
 }()
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
@@ -13,13 +15,14 @@ import (
 // BEGIN IMMEDIATE transaction (one fsync), whatever runs it spans. Events
 // go in eventChunk at a time with one prepared eventInsertChunkSQL, a
 // multi-row INSERT … SELECT that keeps only the events whose run is held
-// under their fence, ON CONFLICT DO NOTHING; a tail shorter than
-// eventChunkMin goes in event by event with eventInsertSQL, the same
-// statement for one event. Only a chunk (or event) that inserted fewer rows
-// than it had costs more queries: each of its events is looked up, telling
-// a duplicate (its key is present: a retried batch, accepted) from a fenced
-// one (reported by index). The accepted events of a batch commit even when
-// others are fenced.
+// under their fence, OR IGNORE; a tail shorter than eventChunkMin goes in
+// event by event with eventInsertSQL, the same statement for one event.
+// Each event's id is its place in the queue-wide order (eventID). Only a
+// chunk (or event) that inserted fewer rows than it had costs more
+// queries: each of its events is looked up, telling a duplicate (its key
+// is present: a retried batch, accepted) from a fenced one (reported by
+// index). The accepted events of a batch commit even when others are
+// fenced.
 func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendParams) (*driver.RunEventAppendResult, error) {
 	// Valid, payloads compact: driver.Validating.
 	payloads := make([][]byte, len(p.Events))
@@ -30,14 +33,16 @@ func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPara
 	if len(p.Events) == 0 {
 		return &out, nil
 	}
+	order := eventOrder(p.Events)
+	positions := int64(1 + (len(p.Events)-1)>>eventPosShift)
 	const what = "appending run events"
 	err := d.inWriteTx(ctx, what, func(tx *sql.Tx, st *effectStmts, now time.Time) error {
-		var pos int64
-		if err := tx.StmtContext(ctx, st.eventPosition).QueryRowContext(ctx).Scan(&pos); err != nil {
+		var last int64
+		if err := tx.StmtContext(ctx, st.eventPosition).QueryRowContext(ctx, positions).Scan(&last); err != nil {
 			return fmt.Errorf("sqlite: %s: taking the position: %w", what, err)
 		}
 		w := eventWriter{ctx: ctx, tx: tx, st: st, evs: p.Events, payloads: payloads,
-			created: now.UnixMicro(), pos: pos, out: &out}
+			created: now.UnixMicro(), first: last - positions + 1, order: order, out: &out}
 		for c := 0; c < len(p.Events); c += eventChunk {
 			to := min(c+eventChunk, len(p.Events))
 			var err error
@@ -55,6 +60,7 @@ func (d *store) RunEventAppend(ctx context.Context, p *driver.RunEventAppendPara
 	if err != nil {
 		return nil, err
 	}
+	slices.Sort(out.Fenced)     // found in (run, fence, seq) order; reported by index
 	d.notifier.notify(p.Events) // committed: wake this process's subscribers (notify.go)
 	return &out, nil
 }
@@ -67,7 +73,8 @@ type eventWriter struct {
 	evs      []driver.RunEventInsert
 	payloads [][]byte
 	created  int64 // the store time, Unix microseconds
-	pos      int64 // the transaction's place in the queue-wide order (eventPositionSQL)
+	first    int64 // the transaction's first position in the queue-wide order (eventPositionSQL)
+	order    []int // the batch's indexes in (run, fence, seq) order, the order they go in (eventOrder)
 	out      *driver.RunEventAppendResult
 
 	insert, insertChunk, exists *sql.Stmt // bound to tx on first use
@@ -80,11 +87,13 @@ func (w *eventWriter) chunk(from, to int) error {
 	if w.insertChunk == nil {
 		w.insertChunk = w.tx.StmtContext(w.ctx, w.st.insertEventChunk)
 		w.chunkArgs = make([]any, 2+5*eventChunk)
-		w.chunkArgs[0], w.chunkArgs[1] = w.created, w.pos
+		w.chunkArgs[1] = w.created
 	}
+	w.chunkArgs[0] = eventID(w.first, from)
 	for k := range eventChunk {
 		a := w.chunkArgs[2+5*k : 7+5*k]
-		if i := from + k; i < to {
+		if j := from + k; j < to {
+			i := w.order[j]
 			ev := &w.evs[i]
 			a[0], a[1], a[2], a[3], a[4] = ev.RunID, ev.Fence, ev.Seq, ev.Kind, w.payloads[i]
 		} else {
@@ -102,8 +111,8 @@ func (w *eventWriter) chunk(from, to int) error {
 	if n == int64(to-from) {
 		return nil
 	}
-	for i := from; i < to; i++ {
-		if err := w.classify(i); err != nil {
+	for j := from; j < to; j++ {
+		if err := w.classify(w.order[j]); err != nil {
 			return err
 		}
 	}
@@ -116,9 +125,10 @@ func (w *eventWriter) each(from, to int) error {
 	if w.insert == nil {
 		w.insert = w.tx.StmtContext(w.ctx, w.st.insertEvent)
 	}
-	for i := from; i < to; i++ {
+	for j := from; j < to; j++ {
+		i := w.order[j]
 		ev := &w.evs[i]
-		res, err := w.insert.ExecContext(w.ctx, ev.RunID, ev.Fence, ev.Seq, ev.Kind, w.payloads[i], w.created, w.pos)
+		res, err := w.insert.ExecContext(w.ctx, eventID(w.first, j), ev.RunID, ev.Fence, ev.Seq, ev.Kind, w.payloads[i], w.created)
 		if err != nil {
 			return fmt.Errorf("event %d (run %d, fence %d, seq %d): %w", i, ev.RunID, ev.Fence, ev.Seq, err)
 		}
@@ -157,15 +167,25 @@ func (w *eventWriter) classify(i int) error {
 
 // RunEventListQueue implements driver.QueueEventLister, on the read
 // pool: the queue's events after the cursor in (pos, run, fence, seq)
-// order, a range scan of run_events_pos joined to each event's run. Every
-// committed position is final (eventPositionSQL), so nothing is held back.
+// order — the table's own id order (eventID) — a range scan of the table
+// from the cursor's position, each event's run read by its key for the
+// queue (CROSS JOIN keeps that loop order: the table outside, in id
+// order, no sort). Every committed position is final (eventPositionSQL),
+// so nothing is held back.
 func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQueueParams) (*driver.QueueEventPage, error) {
 	a := p.After
-	rows, err := d.r.QueryContext(ctx, `SELECT e.pos, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at
-FROM run_events e JOIN runs r ON r.id = e.run_id
-WHERE r.queue = ?1 AND (e.pos, e.run_id, e.fence, e.seq) > (?2, ?3, ?4, ?5)
-ORDER BY e.pos, e.run_id, e.fence, e.seq
-LIMIT ?6`, p.Queue, a.Pos, a.RunID, a.Fence, a.Seq, p.Limit)
+	if a.Pos > maxEventPos {
+		return &driver.QueueEventPage{}, nil // past every position an id can hold
+	}
+	from := int64(math.MinInt64) // position 0: the events stored before positions too (negative ids)
+	if a.Pos > 0 {
+		from = eventID(a.Pos, 0)
+	}
+	rows, err := d.r.QueryContext(ctx, `SELECT max(e.id >> 20, 0) AS pos, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at
+FROM run_events e CROSS JOIN runs r ON r.id = e.run_id
+WHERE e.id >= ?1 AND r.queue = ?2 AND (max(e.id >> 20, 0), e.run_id, e.fence, e.seq) > (?3, ?4, ?5, ?6)
+ORDER BY e.id
+LIMIT ?7`, from, p.Queue, a.Pos, a.RunID, a.Fence, a.Seq, p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing events of queue %q: %w", p.Queue, err)
 	}

@@ -20,7 +20,7 @@ func TestChunkStatementsUseAnonymousParameters(t *testing.T) {
 	}{
 		{"complete chunk", runCompleteChunkSQL, 3*completeChunk + 1},
 		{"renew chunk", runRenewChunkSQL, 3*renewChunk + 3},
-		{"event insert chunk", eventInsertChunkSQL, 5*eventChunk + 2}, // + created_at and the transaction's position
+		{"event insert chunk", eventInsertChunkSQL, 5*eventChunk + 2}, // + the chunk's first id and created_at
 		{"run insert chunk", runInsertChunkSQL, 5*enqueueChunk + 1},
 	} {
 		require.False(t, numbered.MatchString(c.sql), "%s: a numbered parameter", c.name)
