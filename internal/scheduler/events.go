@@ -78,6 +78,9 @@ type eventStream struct {
 	failed  error    // set when an event of the stream could not be made durable
 	changed rt.Event // fired and replaced whenever durable, fenced or failed changes
 	rt      rt.Runtime
+	// waking: a settle recorded an outcome and will wake the stream; later
+	// outcomes of the same batch only record (EventCommitter.settle).
+	waking bool
 }
 
 func newEventStream(r rt.Runtime) *eventStream { return &eventStream{changed: r.NewEvent(), rt: r} }
@@ -95,13 +98,30 @@ func (s *eventStream) next() (int64, error) {
 	return s.emitted, nil
 }
 
-func (s *eventStream) settle(durableSeq int64, fenced bool) {
+// record records one event's outcome — durable up to durableSeq, or the
+// stream fenced — without waking anyone, and reports whether the caller
+// must wake the stream (wake): true for the first outcome recorded since
+// the last wake, so a batch holding many of a stream's events wakes its
+// waiters once, after all of them are recorded.
+func (s *eventStream) record(durableSeq int64, fenced bool) (mustWake bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if durableSeq > s.durable {
 		s.durable = durableSeq
 	}
 	s.fenced = s.fenced || fenced
+	mustWake = !s.waking
+	s.waking = true
+	return mustWake
+}
+
+// wake fires the stream's changed event once for what was recorded since
+// the last wake. An outcome recorded after this wake (another settle)
+// asks for a wake of its own.
+func (s *eventStream) wake() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waking = false
 	s.changed.Fire()
 	s.changed = s.rt.NewEvent()
 }
@@ -111,12 +131,15 @@ func (s *eventStream) settle(durableSeq int64, fenced bool) {
 // never be acknowledged for it.
 func (s *eventStream) fail(err error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.failed == nil {
 		s.failed = err
 	}
-	s.changed.Fire()
-	s.changed = s.rt.NewEvent()
+	mustWake := !s.waking
+	s.waking = true
+	s.mu.Unlock()
+	if mustWake {
+		s.wake()
+	}
 }
 
 // wait blocks until every event emitted so far is durable, the stream is
@@ -235,21 +258,31 @@ func (c *EventCommitter) flush(ctx context.Context, batch []eventItem) []error {
 }
 
 // settle records each event's final outcome on its run's stream (the
-// batcher calls it once per event), then wakes subscribers.
+// batcher calls it once per batch), then wakes each stream it touched
+// once — not once per event: a batch of 1,000 events of 100 runs fires
+// 100 events, not 1,000 — and then subscribers.
 func (c *EventCommitter) settle(batch []eventItem, errs []error) {
+	var woken []*eventStream
 	for i, it := range batch {
 		var err error
 		if errs != nil {
 			err = errs[i]
 		}
+		var mustWake bool
 		switch {
 		case err == nil:
-			it.s.settle(it.ev.Seq, false)
+			mustWake = it.s.record(it.ev.Seq, false)
 		case errors.Is(err, lease.ErrFenced), errors.Is(err, errInvalidBatch):
-			it.s.settle(0, true)
+			mustWake = it.s.record(0, true)
 		default: // the committer stopped first: never acknowledged, failed back
 			it.s.fail(fmt.Errorf("event %d of run %d under fence %d not durable: %w", it.ev.Seq, it.ev.RunID, it.ev.Fence, err))
 		}
+		if mustWake {
+			woken = append(woken, it.s)
+		}
+	}
+	for _, s := range woken {
+		s.wake()
 	}
 	c.signalFlushed()
 }
