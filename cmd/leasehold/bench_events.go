@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,8 +30,8 @@ func runBenchEvents(a *app, cmd *cobra.Command) {
 		if *rounds < 1 || *rounds > 100 || *batch < 1 || *batch > 10000 {
 			return usagef("--rounds must be in 1..100 and --batch in 1..10000")
 		}
-		fmt.Fprintf(out, "leasehold bench events — %s; %d rounds of %s each way, batches of %d\n",
-			time.Now().UTC().Format(time.RFC3339), *rounds, *dur, *batch)
+		fmt.Fprintf(out, "leasehold bench events — %s; %d rounds of %s each way, batches of %d; load average %s\n",
+			time.Now().UTC().Format(time.RFC3339), *rounds, *dur, *batch, loadAverage())
 		type opener func(ctx context.Context) (scheduler.Store, func(), error)
 		stores := []struct {
 			name string
@@ -64,8 +66,24 @@ func runBenchEvents(a *app, cmd *cobra.Command) {
 			for _, r := range ratios {
 				worst = min(worst, r)
 			}
-			fmt.Fprintf(out, "  group-committed vs one INSERT per event: median %.1fx, worst %.1fx (target >= 30x)\n", median, worst)
+			fmt.Fprintf(out, "  group-committed vs one INSERT per event: median %.1fx, worst %.1fx (target >= 30x); load average now %s\n", median, worst, loadAverage())
 		}
 		return nil
 	})
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages
+// (/proc/loadavg), printed with the rates: the single-INSERT side is one
+// fsync per event and a loaded machine stretches it, which inflates every
+// ratio. "?" where the file is not there.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
