@@ -181,11 +181,7 @@ func (d *store) RunEventListQueue(ctx context.Context, p *driver.RunEventListQue
 	if a.Pos > 0 {
 		from = eventID(a.Pos, 0)
 	}
-	rows, err := d.r.QueryContext(ctx, `SELECT max(e.id >> 20, 0) AS pos, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at
-FROM run_events e CROSS JOIN runs r ON r.id = e.run_id
-WHERE e.id >= ?1 AND r.queue = ?2 AND (max(e.id >> 20, 0), e.run_id, e.fence, e.seq) > (?3, ?4, ?5, ?6)
-ORDER BY e.id
-LIMIT ?7`, from, p.Queue, a.Pos, a.RunID, a.Fence, a.Seq, p.Limit)
+	rows, err := d.r.QueryContext(ctx, listQueueEventsSQL, from, p.Queue, a.Pos, a.RunID, a.Fence, a.Seq, p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing events of queue %q: %w", p.Queue, err)
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/leasehold/leasehold/driver"
@@ -26,6 +27,19 @@ import (
 // transaction of up to 2^20 events has one position, a larger one takes
 // one more per 2^20 (RunEventAppend), leaving 2^43 positions.
 const eventPosShift = 20
+
+// eventPosSQL is an event's position read from its id e.id: the events
+// stored before positions have negative ids and position 0.
+var eventPosSQL = fmt.Sprintf("max(e.id >> %d, 0)", eventPosShift)
+
+// listQueueEventsSQL is RunEventListQueue's read: ?1 the lowest id the
+// cursor's position can hold, ?2 the queue, ?3 … ?6 the cursor, ?7 the
+// limit.
+var listQueueEventsSQL = `SELECT ` + eventPosSQL + `, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at
+FROM run_events e CROSS JOIN runs r ON r.id = e.run_id
+WHERE e.id >= ?1 AND r.queue = ?2 AND (` + eventPosSQL + `, e.run_id, e.fence, e.seq) > (?3, ?4, ?5, ?6)
+ORDER BY e.id
+LIMIT ?7`
 
 // maxEventPos is the largest position an id can hold.
 const maxEventPos = int64(1)<<(63-eventPosShift) - 1

@@ -55,7 +55,7 @@ func TestEventsByPositionMigration(t *testing.T) {
 	require.NoError(t, err)
 	run(names[at0015])
 
-	rows, err := db.QueryContext(ctx, `SELECT max(id >> 20, 0), run_id, fence, seq FROM run_events ORDER BY id`)
+	rows, err := db.QueryContext(ctx, `SELECT `+eventPosSQL+`, e.run_id, e.fence, e.seq FROM run_events e ORDER BY e.id`)
 	require.NoError(t, err)
 	defer rows.Close()
 	var got []ev
