@@ -153,6 +153,11 @@ func controlOrBidi(c rune) bool {
 // so a payload's hash survives export and import.
 func NormalizePayload(p []byte) ([]byte, error) { return normalizePayload(p, true) }
 
+// NormalizePayloadShared is NormalizePayload for a caller that only
+// replaces p by the result and never writes to either: a payload already
+// in its stored form is returned as is (p itself), not copied.
+func NormalizePayloadShared(p []byte) ([]byte, error) { return normalizePayload(p, false) }
+
 // normalizePayload is NormalizePayload; with clone false, a payload
 // already in its stored form is returned as is (the caller's own bytes),
 // for a caller that only replaces p by the result.
@@ -160,7 +165,7 @@ func normalizePayload(p []byte, clone bool) ([]byte, error) {
 	// JSON's own whitespace only (RFC 8259 §2): bytes.TrimSpace also trims
 	// Unicode spaces, and so took a payload of a lone U+00A0 or U+0085 —
 	// not JSON — for an empty one and stored it as null.
-	if len(bytes.Trim(p, " \t\r\n")) == 0 {
+	if len(p) == 0 || jsonSpace(p[0]) && len(bytes.Trim(p, " \t\r\n")) == 0 {
 		return []byte("null"), nil
 	}
 	if len(p) > MaxPayloadRawBytes { // refuse before spending work on it
@@ -168,6 +173,12 @@ func normalizePayload(p []byte, clone bool) ([]byte, error) {
 	}
 	if !utf8.Valid(p) {
 		return nil, invalid("payload", "not valid UTF-8")
+	}
+	if len(p) <= MaxPayloadBytes && compactValid(p) { // the stored form already (compact.go): one pass
+		if !clone {
+			return p, nil
+		}
+		return bytes.Clone(p), nil
 	}
 	d, loose := jsonShape(p)
 	if d > MaxPayloadDepth {
@@ -195,6 +206,8 @@ func normalizePayload(p []byte, clone bool) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+func jsonSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // jsonDepth is the deepest nesting of arrays and objects in p, outside
 // strings, stopping early once past MaxPayloadDepth. It does not check

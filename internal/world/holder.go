@@ -322,7 +322,7 @@ func (h *Holder) Append(ctx context.Context, seen int64, entries ...Entry) ([]jo
 func (h *Holder) sign(batch []journal.AppendRequest) error {
 	es := make([]journal.Entry, len(batch))
 	for i := range batch {
-		p, err := journal.NormalizePayload(batch[i].Payload)
+		p, err := journal.NormalizePayloadShared(batch[i].Payload) // batch is this call's copy: no need to copy the bytes too
 		if err != nil {
 			return err
 		}
