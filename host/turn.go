@@ -48,9 +48,12 @@ func encodeTurn(t *turn) ([]byte, error) {
 			return nil, err
 		}
 	}
-	b, err := json.Marshal(t)
-	if err != nil {
-		return nil, fmt.Errorf("turn: %v: %w", err, lease.ErrInvalid)
+	b, ok := appendTurn(make([]byte, 0, turnSize(t)), t) // turn_encode.go
+	if !ok {
+		var err error
+		if b, err = json.Marshal(t); err != nil {
+			return nil, fmt.Errorf("turn: %v: %w", err, lease.ErrInvalid)
+		}
 	}
 	if len(b) > journal.MaxPayloadBytes {
 		return nil, fmt.Errorf("turn: its entry would be %d bytes, over the limit of %d (journal.MaxPayloadBytes): %w",
@@ -65,4 +68,13 @@ func decodeTurn(e *journal.Entry) (*turn, error) {
 		return nil, fmt.Errorf("turn entry at position %d: %v: %w", e.Position, err, lease.ErrCorrupt)
 	}
 	return &t, nil
+}
+
+// turnSize is the length of t's payload when appendTurn encodes it.
+func turnSize(t *turn) int {
+	n := len(`{"p":"","h":""}`) + len(t.Program) + len(t.Hash) + len(`,"e":[]`) + len(`,"r":`) + len(t.Reply)
+	for i := range t.Events {
+		n += len(`{"k":"","d":},`) + len(t.Events[i].Kind) + len(t.Events[i].Data)
+	}
+	return n
 }

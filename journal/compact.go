@@ -183,3 +183,10 @@ func literalEnd(p []byte, i int, lit string) int {
 	}
 	return i + len(lit)
 }
+
+// IsStoredForm reports whether p is a payload in its stored form: what
+// NormalizePayload would return unchanged (compact, valid, within the
+// depth and size limits; UTF-8 is the caller's to check). An encoder
+// that splices JSON it did not build uses it to tell whether the bytes
+// can go in as they are.
+func IsStoredForm(p []byte) bool { return len(p) <= MaxPayloadBytes && compactValid(p) }
