@@ -159,7 +159,8 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending, fl *flight) (*flig
 // on: effects are run only on a landed state).
 func (hw *hosted) decide(batch []*pending, fl *flight, reply func(*pending, Reply, error), speculative bool) (decided []*decision, undecided []*pending) {
 	m := hw.m
-	inBatch := map[string]*decision{}
+	inBatch := make(map[string]*decision, len(batch))
+	decided = make([]*decision, 0, len(batch))
 	for i, p := range batch {
 		if err := p.ctx.Err(); err != nil {
 			p.finish(Reply{}, err) // the submitter gave up before its turn: nothing is journaled for it

@@ -70,11 +70,19 @@ func chainDigest(d []byte, e *Entry) []byte {
 // BatchDigest is the digest a signature over entries covers: entries are
 // one batch at consecutive positions, in order.
 func BatchDigest(entries []Entry) []byte {
-	var d []byte
-	for i := range entries {
-		d = chainDigest(d, &entries[i])
+	if len(entries) == 0 {
+		return nil
 	}
-	return d
+	// Chained in one array, not a new slice per entry: a batch is hashed
+	// by its signer, the store and the planner, entry by entry.
+	var d [sha256.Size]byte
+	prev := signStart
+	for i := range entries {
+		e := &entries[i]
+		d = hashOf(func(b []byte) []byte { return appendSignedBody(append(b, prev...), e) })
+		prev = d[:]
+	}
+	return prev
 }
 
 // SignBatch signs a batch: the signature to put on its last entry.
