@@ -82,14 +82,19 @@ func (v *Violation) Unwrap() error { return lease.ErrCorrupt }
 // e cannot follow s. It checks the chain (position, previous hash, hash, non
 // decreasing store time) and the lease rules of SPEC §4. Fold is the single
 // definition of lease state; the planner builds every entry through it.
-func Fold(s State, e *Entry) (State, error) { return fold(s, e, false) }
+func Fold(s State, e *Entry) (State, error) { return fold(s, e, false, false) }
 
 // fold is Fold; sealed skips the two checks that only recompute what the
 // planner's builder has just computed itself — the entry's hash (Seal) and
 // its payload's canonical form (ValidateAppend, or json.Marshal of a fixed
-// struct) — and are the two costliest per entry. Every other rule is
-// checked as for any entry, and every read-back audit checks all of them.
-func fold(s State, e *Entry, sealed bool) (State, error) {
+// struct) — and are the two costliest per entry. verified (only with
+// sealed) skips the third: the batch signature, which planSigned has just
+// verified over exactly these entries (VerifyBatch), is not chained and
+// verified again entry by entry; its bookkeeping (SignFrom) is kept, and
+// the state after the batch's signed last entry is the same. Every other
+// rule is checked as for any entry, and every read-back audit checks all
+// of them.
+func fold(s State, e *Entry, sealed, verified bool) (State, error) {
 	bad := func(rule, format string, args ...any) (State, error) {
 		return s, &Violation{World: e.World, Position: e.Position, Rule: rule, Detail: fmt.Sprintf(format, args...)}
 	}
@@ -224,7 +229,9 @@ func fold(s State, e *Entry, sealed bool) (State, error) {
 		if reason := s.writeRefusal(e.Holder, e.Epoch, now); reason != "" {
 			return bad(string(reason), "%s by %q under epoch %d (current %s)", e.Kind, e.Holder, e.Epoch, s)
 		}
-		if v := foldSignature(&n, s, e); v != "" {
+		if verified {
+			foldVerified(&n, s, e)
+		} else if v := foldSignature(&n, s, e); v != "" {
 			return bad("signature", "%s", v)
 		}
 	}
@@ -281,4 +288,20 @@ func foldSignature(n *State, s State, e *Entry) string {
 	}
 	n.SignFrom, n.SignDigest = 0, nil
 	return ""
+}
+
+// foldVerified is foldSignature for an entry of a batch the planner has
+// verified whole (fold's verified): the same SignFrom bookkeeping, no
+// digest. Between the batch's entries SignDigest stays nil (nothing reads
+// it: the signature is not checked again); after its signed last entry
+// the state is foldSignature's.
+func foldVerified(n *State, s State, e *Entry) {
+	if len(e.Signature) == 0 {
+		n.SignDigest = nil
+		if s.SignFrom == 0 {
+			n.SignFrom = e.Position
+		}
+		return
+	}
+	n.SignFrom, n.SignDigest = 0, nil
 }

@@ -69,6 +69,9 @@ type builder struct {
 	plan Plan
 	s    State
 	now  time.Time
+	// verified: the signed batch being added was verified whole by
+	// planSigned (fold's verified).
+	verified bool
 }
 
 func newBuilder(s State, now time.Time) *builder {
@@ -91,7 +94,7 @@ func (b *builder) addSigned(kind Kind, holder string, epoch int64, key string, p
 	e := Entry{World: b.s.World, Position: b.s.Position + 1, Epoch: epoch, Kind: kind, Holder: holder,
 		Key: key, Payload: payload, StoreTime: b.now, PrevHash: b.s.LastHash, Signature: sig}
 	Seal(&e)
-	n, err := fold(b.s, &e, true)
+	n, err := fold(b.s, &e, true, b.verified)
 	if err != nil {
 		panic(fmt.Sprintf("journal planner built an entry its own fold refuses: %v", err))
 	}

@@ -87,6 +87,10 @@ func planSigned(s State, now time.Time, reqs []AppendRequest, alreadyRejected fu
 		return all(s.refused("append", first.Holder, first.Epoch, reason))
 	}
 	b.plan.Entries = make([]Entry, 0, len(cp))
+	// VerifyBatch chained the batch from a fresh digest: the builder's fold
+	// would chain it the same way only from a state with no unsigned run
+	// open, and then need not do it again.
+	b.verified = s.SignFrom == 0
 	for i, r := range cp {
 		b.plan.Cond.MaxGrantedAt = min(b.plan.Cond.MaxGrantedAt, r.SeenPosition)
 		b.addSigned(r.Kind, r.Holder, r.Epoch, r.Key, r.Payload, r.Signature)
