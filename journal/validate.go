@@ -305,7 +305,7 @@ func ValidateSignedBatch(reqs []AppendRequest) error {
 	if len(reqs) == 0 {
 		return nil
 	}
-	first, keys := reqs[0], map[string]bool{}
+	first, keys := reqs[0], make(map[string]bool, len(reqs))
 	for i := range reqs {
 		r := &reqs[i]
 		switch {

@@ -284,9 +284,15 @@ func (h *Holder) Append(ctx context.Context, seen int64, entries ...Entry) ([]jo
 		left[i] = i
 	}
 	for try := 0; ; try++ {
-		batch := make([]journal.AppendRequest, len(left))
-		for j, i := range left {
-			batch[j] = reqs[i]
+		// The first try signs reqs itself (sign rewrites every position
+		// and signature, so a retry's copy of a request is as good as
+		// new); a retry sends a copy of what is left.
+		batch := reqs
+		if try > 0 {
+			batch = make([]journal.AppendRequest, len(left))
+			for j, i := range left {
+				batch[j] = reqs[i]
+			}
 		}
 		if err := h.sign(batch); err != nil {
 			return nil, err
