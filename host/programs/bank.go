@@ -79,7 +79,7 @@ func badBank(format string, a ...any) error {
 // Decide decides a bank command.
 func (s *BankState) Decide(cmd host.Command) (host.Decision, error) {
 	var c bankCmd
-	if err := strictJSON(cmd.Payload, &c); err != nil {
+	if err := strictFlatJSON(cmd.Payload, &c, "op", "account", "from", "to", "amount"); err != nil {
 		return host.Decision{}, badBank("%v", err)
 	}
 	account := func(name string) error {
