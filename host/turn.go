@@ -63,6 +63,9 @@ func encodeTurn(t *turn) ([]byte, error) {
 }
 
 func decodeTurn(e *journal.Entry) (*turn, error) {
+	if t, ok := parseTurn(e.Payload); ok { // turn_decode.go
+		return &t, nil
+	}
 	var t turn
 	if err := json.Unmarshal(e.Payload, &t); err != nil {
 		return nil, fmt.Errorf("turn entry at position %d: %v: %w", e.Position, err, lease.ErrCorrupt)
