@@ -158,7 +158,7 @@ func (s *BankState) Decide(cmd host.Command) (host.Decision, error) {
 // Apply folds a deposited or withdrawn event.
 func (s *BankState) Apply(ev host.Event) error {
 	var e bankEvent
-	if err := json.Unmarshal(ev.Data, &e); err != nil {
+	if err := decodeBankEvent(ev.Data, &e); err != nil {
 		return fmt.Errorf("bank event %s: %v", ev.Kind, err)
 	}
 	if e.Amount <= 0 {
