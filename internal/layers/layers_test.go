@@ -107,7 +107,7 @@ var rules = map[string]rule{
 	// the HTTP API over a client: like the public face, it links no
 	// concrete driver (the CLI opens one and hands over the client)
 	// (and the world host a program attaches to it, for commands)
-	"server": {layer: "surface", inside: join([]string{"", "internal/httpapi", "host", "dashboard", "internal/clockwatch", "internal/keeper", "internal/rt"}, driverAPI),
+	"server": {layer: "surface", inside: join([]string{"", "internal/httpapi", "host", "dashboard", "internal/clockwatch", "internal/doctor", "internal/keeper", "internal/rt"}, driverAPI),
 		outside: []string{"github.com/prometheus/client_golang", "golang.org/x/time/rate", "go.opentelemetry.io/otel"}, noLink: []string{"github.com/jackc/pgx/v5", "modernc.org/sqlite"}},
 	// the web dashboard the server serves: page shells and assets that
 	// know the API only as HTTP, so below the server and above nothing
