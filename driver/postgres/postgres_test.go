@@ -33,11 +33,16 @@ func open(tb testing.TB, cfg Config) *Driver {
 }
 
 // harness is the conformance suite's factory: a fresh, migrated schema with
-// a fake store clock.
+// a fake store clock. The pool wait is 8 s, not the default 2 s: the suite
+// runs its cases in parallel beside the rest of CI on two cores, and a
+// case about snooze or fences must not fail because a connection took a
+// loaded server more than 2 s to open (seen once at load 10). The wait
+// itself is tested with one-connection pools by
+// TestCriticalWritesUseTheReservedPool.
 func harness(t *testing.T) *drivertest.Harness {
 	t.Helper()
 	fake := clock.NewFake(drivertest.StartTime)
-	d := open(t, Config{StoreClock: fake})
+	d := open(t, Config{StoreClock: fake, AcquireTimeout: 8 * time.Second})
 	return &drivertest.Harness{Driver: d, Clock: fake, Exec: func(ctx context.Context, q string) error {
 		_, err := d.s.general.Exec(ctx, q)
 		return err
