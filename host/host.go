@@ -221,6 +221,7 @@ type Host struct {
 	selfStops, acquired, released, spills, handbacks, lookedN atomic.Int64
 	effects, gateRefusals, drains, extensions                 atomic.Int64
 	entriesRead, snapsRestored, snapsIgnored, snapsTaken      atomic.Int64
+	turnBatches, turnEntries, appendWait, decideTime          atomic.Int64
 }
 
 // Stats are a host's counters since it started.
@@ -249,6 +250,17 @@ type Stats struct {
 	SnapshotsTaken    int64 `json:"snapshots_taken"`
 	SnapshotsRestored int64 `json:"snapshots_restored"`
 	SnapshotsIgnored  int64 `json:"snapshots_ignored"`
+	// TurnBatches counts the turn batches the loops sent (one group
+	// commit each) and TurnEntries the entries they carried:
+	// TurnEntries/TurnBatches is the mean batch. AppendWaitNanos is the
+	// time the loops spent blocked on a batch's append (the store's share
+	// of a turn, less what overlapped the next batch's decisions), and
+	// DecideNanos the time they spent deciding commands (the program's
+	// and the mirror's share).
+	TurnBatches     int64 `json:"turn_batches"`
+	TurnEntries     int64 `json:"turn_entries"`
+	AppendWaitNanos int64 `json:"append_wait_nanos"`
+	DecideNanos     int64 `json:"decide_nanos"`
 }
 
 // Stats returns the host's counters.
@@ -257,7 +269,8 @@ func (h *Host) Stats() Stats {
 		Spills: h.spills.Load(), Handbacks: h.handbacks.Load(), Looked: h.lookedN.Load(),
 		Effects: h.effects.Load(), GateRefusals: h.gateRefusals.Load(), Drains: h.drains.Load(), Extensions: h.extensions.Load(),
 		EntriesRead: h.entriesRead.Load(), SnapshotsTaken: h.snapsTaken.Load(), SnapshotsRestored: h.snapsRestored.Load(),
-		SnapshotsIgnored: h.snapsIgnored.Load()}
+		SnapshotsIgnored: h.snapsIgnored.Load(), TurnBatches: h.turnBatches.Load(), TurnEntries: h.turnEntries.Load(),
+		AppendWaitNanos: h.appendWait.Load(), DecideNanos: h.decideTime.Load()}
 }
 
 // slot is what this host generation keeps of one world, held or not: its

@@ -93,7 +93,9 @@ func (hw *hosted) turn(ctx context.Context, batch []*pending, fl *flight) (*flig
 		}
 		p.finish(r, err)
 	}
+	t0 := hw.h.clock.Now()
 	decided, undecided := hw.decide(batch, fl, reply, speculative)
+	hw.h.decideTime.Add(int64(hw.h.clock.Now().Sub(t0)))
 	if fl != nil {
 		if !hw.land(ctx, fl) {
 			hw.refuseEnded(pendingOf(held, decided, undecided))
@@ -244,6 +246,8 @@ func (hw *hosted) launch(ctx context.Context, entries []world.Entry, turned []*d
 	}
 	actx, cancel := hw.h.cfg.Runtime.WithTimeout(ctx, max(hw.holder.Runway(), hw.h.cfg.Timing.Drain))
 	seen := hw.seen()
+	hw.h.turnBatches.Add(1)
+	hw.h.turnEntries.Add(int64(len(entries)))
 	hw.h.cfg.Runtime.Go("host.append", func() {
 		defer fl.done.Fire()
 		defer cancel()
@@ -257,7 +261,9 @@ func (hw *hosted) launch(ctx context.Context, entries []world.Entry, turned []*d
 func (hw *hosted) land(ctx context.Context, fl *flight) bool {
 	// Not bounded by ctx: the append is (by the runway), and the holder is
 	// the flight's until it returns.
+	t0 := hw.h.clock.Now()
 	hw.h.cfg.Runtime.Wait(context.WithoutCancel(ctx), fl.done, -1)
+	hw.h.appendWait.Add(int64(hw.h.clock.Now().Sub(t0)))
 	m := hw.m
 	if err := fl.err; err != nil {
 		m.dirty = true // the decided events are in the state, not (known to be) in the journal

@@ -77,6 +77,14 @@ func runBenchWorlds(a *app, cmd *cobra.Command) {
 				fmt.Fprintf(out, "  handoff %d: call %s, longest acknowledgement gap around it %s (target <= 50ms on Postgres)\n",
 					i+1, r.Handoffs[i].Round(10*time.Microsecond), r.Gaps[i].Round(10*time.Microsecond))
 			}
+			fmt.Fprintf(out, "  CPU per acked command: this process %.1f µs, local postgres processes %.1f µs\n",
+				perCmd(r.ProcessCPU, r.Acked), perCmd(r.PostgresCPU, r.Acked))
+			for _, n := range []string{"home", "spill"} {
+				s := r.Hosts[n]
+				fmt.Fprintf(out, "  %-5s %6d turn batches, %6.1f entries per batch, loop blocked on appends %s, deciding %s\n",
+					n, s.TurnBatches, float64(s.TurnEntries)/float64(max(s.TurnBatches, 1)),
+					time.Duration(s.AppendWaitNanos).Round(time.Millisecond), time.Duration(s.DecideNanos).Round(time.Millisecond))
+			}
 			fmt.Fprintf(out, "  checked against the journal: %d acked, %d lost, %d duplicated, ledger balanced: %v\n",
 				r.Acked, r.Lost, r.Duplicated, r.Balanced)
 			if r.Lost > 0 || r.Duplicated > 0 || !r.Balanced {
@@ -85,4 +93,9 @@ func runBenchWorlds(a *app, cmd *cobra.Command) {
 		}
 		return nil
 	})
+}
+
+// perCmd is d per command in µs.
+func perCmd(d time.Duration, n int) float64 {
+	return float64(d.Microseconds()) / float64(max(n, 1))
 }

@@ -50,6 +50,12 @@ type WorldsResult struct {
 	// once; Balance whether the ledger's sum equals the deposits acked.
 	Acked, Lost, Duplicated int
 	Balanced                bool
+	// ProcessCPU is this process's CPU over the load (hosts, submitters
+	// and, on SQLite, the store's engine); PostgresCPU every local
+	// postgres process's (other clients' too; 0 when there is none).
+	ProcessCPU, PostgresCPU time.Duration
+	// Hosts is each host's counters at the end ("home", "spill").
+	Hosts map[string]host.Stats
 }
 
 type ack struct {
@@ -86,6 +92,8 @@ func Worlds(ctx context.Context, d driver.Driver, cfg WorldsConfig) (WorldsResul
 	}
 	r := host.NewRouter(d, home, spill)
 
+	cpu0 := ProcessCPU()
+	pg0, _ := PostgresCPU()
 	start := time.Now()
 	var stop atomic.Bool
 	var mu sync.Mutex
@@ -153,6 +161,11 @@ func Worlds(ctx context.Context, d driver.Driver, cfg WorldsConfig) (WorldsResul
 	stop.Store(true)
 	wg.Wait()
 	end := time.Since(start)
+	res.ProcessCPU = ProcessCPU() - cpu0
+	if pg1, err := PostgresCPU(); err == nil {
+		res.PostgresCPU = pg1 - pg0
+	}
+	res.Hosts = map[string]host.Stats{"home": home.Stats(), "spill": spill.Stats()}
 	marks = append(marks, end)
 	if firstErr != nil {
 		return res, firstErr
