@@ -626,7 +626,7 @@ func (h *Host) handoff(ctx context.Context, w, to string, note []byte) error {
 	if hw == nil {
 		return &NotHolderError{World: w}
 	}
-	c := &handoffReq{to: to, note: note, done: h.cfg.Runtime.NewEvent()}
+	c := &handoffReq{at: h.clock.Now(), to: to, note: note, done: h.cfg.Runtime.NewEvent()}
 	hw.mu.Lock()
 	if hw.ended {
 		err := hw.endErr

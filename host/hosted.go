@@ -64,6 +64,7 @@ func (p *pending) finish(r Reply, err error) {
 }
 
 type handoffReq struct {
+	at   time.Time // when it was asked for (the log's "queued")
 	to   string
 	note []byte // a host.band entry to journal first, as the holder's last data entry; nil for none
 	done rt.Event
@@ -359,7 +360,9 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 		}
 	}
 	hw.stopKeeping() // the epoch is about to be given away: no drain may extend it
+	started := hw.h.clock.Now()
 	w, err := hw.holder.Handoff(ctx, c.to)
+	handed := hw.h.clock.Now()
 	c.err = err
 	if err == nil {
 		// The mirror is the journal's through this holder's last entry:
@@ -379,6 +382,10 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 	}
 	hw.release(nh)
 	c.done.Fire()
+	if err == nil {
+		hw.h.log.Info("world handed off", "world", hw.world, "node", hw.h.cfg.Node, "to", c.to, "position", hw.m.pos,
+			"queued", started.Sub(c.at), "handoff", handed.Sub(started), "released", hw.h.clock.Now().Sub(handed))
+	}
 	return true
 }
 

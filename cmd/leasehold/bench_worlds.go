@@ -74,8 +74,8 @@ func runBenchWorlds(a *app, cmd *cobra.Command) {
 					p.Name, p.Acked, p.Elapsed.Round(time.Millisecond), p.PerSecond(), p.P50.Round(10*time.Microsecond), p.P99.Round(10*time.Microsecond))
 			}
 			for i := range r.Handoffs {
-				fmt.Fprintf(out, "  handoff %d: call %s, longest acknowledgement gap around it %s (target <= 50ms on Postgres)\n",
-					i+1, r.Handoffs[i].Round(10*time.Microsecond), r.Gaps[i].Round(10*time.Microsecond))
+				fmt.Fprintf(out, "  handoff %d: call %s, longest acknowledgement gap around it %s from %s into the call (target <= 50ms on Postgres)\n",
+					i+1, r.Handoffs[i].Round(10*time.Microsecond), r.Gaps[i].Round(10*time.Microsecond), r.GapAt[i].Round(10*time.Microsecond))
 			}
 			fmt.Fprintf(out, "  CPU per acked command: this process %.1f µs, local postgres processes %.1f µs\n",
 				perCmd(r.ProcessCPU, r.Acked), perCmd(r.PostgresCPU, r.Acked))

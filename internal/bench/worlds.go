@@ -45,6 +45,9 @@ type WorldsResult struct {
 	// home), and Gaps the longest time without an acknowledgement around
 	// each (from the call to a second after it returned).
 	Handoffs, Gaps []time.Duration
+	// GapAt is where each longest gap began, from the handoff call's
+	// start (the receiver's replays come first, then the handoff).
+	GapAt []time.Duration
 	// Acked is the commands acknowledged; Lost the acknowledged ones whose
 	// key is not in the journal; Duplicated the keys journaled more than
 	// once; Balance whether the ledger's sum equals the deposits acked.
@@ -192,7 +195,7 @@ func Worlds(ctx context.Context, d driver.Driver, cfg WorldsConfig) (WorldsResul
 	}
 	for i := range hoStart {
 		from, to := hoStart[i], hoEnd[i]+time.Second
-		var gap time.Duration
+		var gap, at time.Duration
 		prev := from
 		for _, a := range acks {
 			if a.at < from {
@@ -201,10 +204,13 @@ func Worlds(ctx context.Context, d driver.Driver, cfg WorldsConfig) (WorldsResul
 			if a.at > to {
 				break
 			}
-			gap = max(gap, a.at-prev)
+			if a.at-prev > gap {
+				gap, at = a.at-prev, prev-from
+			}
 			prev = a.at
 		}
 		res.Gaps = append(res.Gaps, gap)
+		res.GapAt = append(res.GapAt, at)
 	}
 
 	// The witness: the journal itself, read back and checked against what
