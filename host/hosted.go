@@ -364,12 +364,21 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 	w, err := hw.holder.Handoff(ctx, c.to)
 	handed := hw.h.clock.Now()
 	c.err = err
+	// The mirror is the journal's through this holder's last entry: a
+	// snapshot of it spares the next node that prepares the world the
+	// replay of this holder's term. It is encoded after the release, so
+	// the commands waiting here move to the new holder first; the
+	// world's slot lock, taken before the release, keeps a Prepare or
+	// Acquire of the world on this host from touching the mirror until
+	// the encoding is done (neither waits on this loop while holding it).
+	var snapSlot *slot
 	if err == nil {
-		// The mirror is the journal's through this holder's last entry:
-		// a snapshot of it (put off the loop, after the handoff, so the
-		// handoff waits for nothing) spares the next node that prepares
-		// the world the replay of this holder's term.
-		hw.maybeSnapshot(ctx, w.Epoch, true)
+		hw.h.mu.Lock()
+		snapSlot = hw.h.slots[hw.world]
+		hw.h.mu.Unlock()
+		if snapSlot != nil && snapSlot.mu.lock(ctx, hw.h.cfg.Runtime) != nil {
+			snapSlot = nil
+		}
 	}
 	if err != nil {
 		// Handed off or not, the epoch is dropped (it was promised away):
@@ -382,9 +391,14 @@ func (hw *hosted) handoff(ctx context.Context, c *handoffReq) bool {
 	}
 	hw.release(nh)
 	c.done.Fire()
+	released := hw.h.clock.Now()
+	if snapSlot != nil {
+		hw.maybeSnapshot(ctx, w.Epoch, true)
+		snapSlot.mu.unlock()
+	}
 	if err == nil {
 		hw.h.log.Info("world handed off", "world", hw.world, "node", hw.h.cfg.Node, "to", c.to, "position", hw.m.pos,
-			"queued", started.Sub(c.at), "handoff", handed.Sub(started), "released", hw.h.clock.Now().Sub(handed))
+			"queued", started.Sub(c.at), "handoff", handed.Sub(started), "released", released.Sub(handed), "snapshot", hw.h.clock.Now().Sub(released))
 	}
 	return true
 }
