@@ -125,9 +125,19 @@ func (m *mirror) fold(e *journal.Entry, now time.Time) error {
 // dirty mirror from position 1). An empty mirror first restores the
 // world's snapshot, when there is one it can trust (snapshot.go), and
 // replays only what follows it.
-func (m *mirror) catchUp(ctx context.Context, s Store, now func() time.Time) error {
+//
+// A rebuild (a dirty mirror) that fails stays dirty: reset has already
+// forgotten the state, and a mirror that looked clean but stopped short
+// of the head would have the next batch decided on it, and that batch's
+// landing move it past entries it never folded.
+func (m *mirror) catchUp(ctx context.Context, s Store, now func() time.Time) (err error) {
 	if m.dirty {
 		m.reset()
+		defer func() {
+			if err != nil {
+				m.dirty = true
+			}
+		}()
 	}
 	if m.pos == 0 && m.snap.store != nil {
 		m.restoreSnapshot(ctx, s, now())
