@@ -85,6 +85,13 @@ func runBenchWorlds(a *app, cmd *cobra.Command) {
 					n, s.TurnBatches, float64(s.TurnEntries)/float64(max(s.TurnBatches, 1)),
 					time.Duration(s.AppendWaitNanos).Round(time.Millisecond), time.Duration(s.DecideNanos).Round(time.Millisecond))
 			}
+			fmt.Fprintf(out, "  journal appends by entries:")
+			for i, n := range r.BatchSizes {
+				if n > 0 {
+					fmt.Fprintf(out, " %d-%d: %d", 1<<i, 1<<(i+1)-1, n)
+				}
+			}
+			fmt.Fprintln(out)
 			fmt.Fprintf(out, "  checked against the journal: %d acked, %d lost, %d duplicated, ledger balanced: %v\n",
 				r.Acked, r.Lost, r.Duplicated, r.Balanced)
 			if r.Lost > 0 || r.Duplicated > 0 || !r.Balanced {

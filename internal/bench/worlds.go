@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/bits"
 	"os"
 	"slices"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/host/programs"
+	"github.com/leasehold/leasehold/journal"
 )
 
 // WorldsConfig shapes the hot-world load: Submitters clients, each with
@@ -59,6 +61,20 @@ type WorldsResult struct {
 	ProcessCPU, PostgresCPU time.Duration
 	// Hosts is each host's counters at the end ("home", "spill").
 	Hosts map[string]host.Stats
+	// BatchSizes counts the journal appends by entries carried: bucket i
+	// holds the batches of 2^i to 2^(i+1)-1 entries.
+	BatchSizes [11]int64
+}
+
+// sizedStore counts each journal append's entries (WorldsResult.BatchSizes).
+type sizedStore struct {
+	driver.Driver
+	sizes *[11]atomic.Int64
+}
+
+func (s sizedStore) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
+	s.sizes[min(bits.Len(uint(len(p.Requests)))-1, 10)].Add(1)
+	return s.Driver.JournalAppend(ctx, p)
 }
 
 type ack struct {
@@ -72,8 +88,10 @@ func Worlds(ctx context.Context, d driver.Driver, cfg WorldsConfig) (WorldsResul
 	if os.Getenv("LEASEHOLD_BENCH_LOG") != "" {
 		quiet = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	var sizes [11]atomic.Int64
+	hostStore := sizedStore{Driver: d, sizes: &sizes}
 	mk := func(node string) (*host.Host, error) {
-		return host.New(host.Config{Store: d, Node: node, Program: programs.Bank{}, Logger: quiet, InboxLimit: 1 << 20, MaxBatch: cfg.MaxBatch})
+		return host.New(host.Config{Store: hostStore, Node: node, Program: programs.Bank{}, Logger: quiet, InboxLimit: 1 << 20, MaxBatch: cfg.MaxBatch})
 	}
 	home, err := mk("home")
 	if err != nil {
@@ -169,6 +187,9 @@ func Worlds(ctx context.Context, d driver.Driver, cfg WorldsConfig) (WorldsResul
 		res.PostgresCPU = pg1 - pg0
 	}
 	res.Hosts = map[string]host.Stats{"home": home.Stats(), "spill": spill.Stats()}
+	for i := range sizes {
+		res.BatchSizes[i] = sizes[i].Load()
+	}
 	marks = append(marks, end)
 	if firstErr != nil {
 		return res, firstErr
