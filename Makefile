@@ -64,6 +64,11 @@ lint:
 	$(GO) vet -tags simbugs ./internal/sim ./internal/keeper ./driver/sqlite ./driver/postgres ./internal/failover
 	cd bench/peers && $(GO) build -o /dev/null ./... && $(GO) vet ./...
 
+## peers-smoke: bench/peers (its own module) end to end at 1,000 runs per system on SQLite and Postgres, a small River sweep included (CI runs it; fails without Postgres under CI=true)
+.PHONY: peers-smoke
+peers-smoke:
+	cd bench/peers && $(GO) test -count=1 -timeout 5m -run '^TestSmoke$$' -v .
+
 ## bench: Go benchmarks (ReportAllocs) and the side-by-side `leasehold bench journal`
 .PHONY: bench
 bench:

@@ -27,7 +27,7 @@ func (leaseholdSystem) CompletedQuery() string {
 	return "SELECT count(*) FROM runs WHERE state = 'completed'"
 }
 
-func (leaseholdSystem) Measure(ctx context.Context, cfg config, t target, shape string, n int) (measurement, error) {
+func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t target, shape string, n int) (measurement, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	var d leasehold.Driver
 	var err error
@@ -52,9 +52,9 @@ func (leaseholdSystem) Measure(ctx context.Context, cfg config, t target, shape 
 	m := measurement{Runs: n, Settings: s.Values}
 	switch shape {
 	case shapeDrain:
-		m.Elapsed, m.Stop, err = leaseholdDrain(ctx, store, cfg.Concurrency, n)
+		m.Elapsed, m.Stop, err = leaseholdDrain(ctx, store, set.Workers, n)
 	case shapeMixed:
-		m.Elapsed, m.Stop, err = leaseholdMixed(ctx, store, cfg.Concurrency, n)
+		m.Elapsed, m.Stop, err = leaseholdMixed(ctx, store, set.Workers, n)
 	default:
 		err = fmt.Errorf("unknown shape %q", shape)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 )
 
-// riverSystem measures River with its defaults except MaxWorkers (and the
-// optional fetch overrides of config), migrated by rivermigrate into the
+// riverSystem measures River with its defaults except MaxWorkers and the
+// fetch settings of the setting it runs at, migrated by rivermigrate into the
 // fresh schema (as search_path) or file.
 type riverSystem struct{}
 
@@ -32,7 +32,7 @@ func (riverSystem) CompletedQuery() string {
 // write, not in how durably.
 const riverSQLitePragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)"
 
-func (riverSystem) Measure(ctx context.Context, cfg config, t target, shape string, n int) (measurement, error) {
+func (riverSystem) Measure(ctx context.Context, cfg config, set setting, t target, shape string, n int) (measurement, error) {
 	switch t.Store {
 	case storePostgres:
 		pc, err := pgxpool.ParseConfig(t.PostgresURL)
@@ -54,7 +54,7 @@ func (riverSystem) Measure(ctx context.Context, cfg config, t target, shape stri
 			}
 			settings[k] = v
 		}
-		return riverMeasure(ctx, cfg, riverpgxv5.New(pool), settings, shape, n)
+		return riverMeasure(ctx, set, riverpgxv5.New(pool), settings, shape, n)
 	default:
 		db, err := sql.Open("sqlite", "file:"+t.SQLitePath+"?"+riverSQLitePragmas)
 		if err != nil {
@@ -82,7 +82,7 @@ func (riverSystem) Measure(ctx context.Context, cfg config, t target, shape stri
 		settings["synchronous"] = fmt.Sprintf("%d (%s)", sync, names[sync])
 		settings["busy_timeout"] = fmt.Sprintf("%dms", busy)
 		settings["max_open_conns"] = "1"
-		return riverMeasure(ctx, cfg, riversqlite.New(db), settings, shape, n)
+		return riverMeasure(ctx, set, riversqlite.New(db), settings, shape, n)
 	}
 }
 
@@ -109,7 +109,7 @@ func (w *noopWorker) Work(context.Context, *river.Job[noopArgs]) error {
 	return nil
 }
 
-func riverMeasure[TTx any](ctx context.Context, cfg config, drv riverdriver.Driver[TTx], settings map[string]string, shape string, n int) (measurement, error) {
+func riverMeasure[TTx any](ctx context.Context, set setting, drv riverdriver.Driver[TTx], settings map[string]string, shape string, n int) (measurement, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	migrator, err := rivermigrate.New(drv, &rivermigrate.Config{Logger: quiet})
 	if err != nil {
@@ -122,11 +122,11 @@ func riverMeasure[TTx any](ctx context.Context, cfg config, drv riverdriver.Driv
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
 	client, err := river.NewClient(drv, &river.Config{
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Concurrency}},
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: set.Workers}},
 		Workers:           workers,
 		Logger:            quiet,
-		FetchCooldown:     cfg.RiverFetchCooldown,     // zero: River's default
-		FetchPollInterval: cfg.RiverFetchPollInterval, // zero: River's default
+		FetchCooldown:     set.FetchCooldown,     // zero: River's default
+		FetchPollInterval: set.FetchPollInterval, // zero: River's default
 	})
 	if err != nil {
 		return measurement{}, fmt.Errorf("creating client: %w", err)

@@ -8,10 +8,10 @@ import (
 // system is one job system under test.
 type system interface {
 	Name() string
-	// Measure opens the system on t, migrates it, runs shape with n runs and
-	// returns the timing and the settings its connections run with. It
-	// returns after the system has stopped and closed its connections.
-	Measure(ctx context.Context, cfg config, t target, shape string, n int) (measurement, error)
+	// Measure opens the system on t, migrates it, runs shape with n runs at
+	// set and returns the timing and the settings its connections run with.
+	// It returns after the system has stopped and closed its connections.
+	Measure(ctx context.Context, cfg config, set setting, t target, shape string, n int) (measurement, error)
 	// CompletedQuery counts the system's completed rows.
 	CompletedQuery() string
 }
