@@ -52,9 +52,9 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 	m := measurement{Runs: n, Settings: s.Values}
 	switch shape {
 	case shapeDrain:
-		m.Elapsed, m.Stop, err = leaseholdDrain(ctx, store, set.Workers, n)
+		m.timing, err = leaseholdDrain(ctx, store, set.Workers, n)
 	case shapeMixed:
-		m.Elapsed, m.Stop, err = leaseholdMixed(ctx, store, set.Workers, n)
+		m.timing, err = leaseholdMixed(ctx, store, set.Workers, n)
 	default:
 		err = fmt.Errorf("unknown shape %q", shape)
 	}
@@ -63,7 +63,7 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 
 // leaseholdDrain pre-fills n runs, then times one worker working the queue
 // empty, up to its Stop (which flushes the completions).
-func leaseholdDrain(ctx context.Context, store *leasehold.Client, conc, n int) (elapsed, stop time.Duration, err error) {
+func leaseholdDrain(ctx context.Context, store *leasehold.Client, conc, n int) (timing, error) {
 	const queue = "drain"
 	for i := 0; i < n; i += 1000 {
 		batch := make([]leasehold.Enqueue, min(1000, n-i))
@@ -71,21 +71,16 @@ func leaseholdDrain(ctx context.Context, store *leasehold.Client, conc, n int) (
 			batch[j] = leasehold.Enqueue{Queue: queue, Payload: []byte(strconv.Itoa(i + j))}
 		}
 		if _, err := store.Enqueue(ctx, batch...); err != nil {
-			return 0, 0, fmt.Errorf("enqueueing: %w", err)
+			return timing{}, fmt.Errorf("enqueueing: %w", err)
 		}
 	}
-	start := time.Now()
-	if stop, err = leaseholdWork(ctx, store, queue, conc, n, nil); err != nil {
-		return 0, 0, err
-	}
-	return time.Since(start), stop, nil
+	return leaseholdWork(ctx, store, queue, conc, n, nil)
 }
 
 // leaseholdMixed enqueues n runs in batches of 100 while the worker works
-// them, and times the whole.
-func leaseholdMixed(ctx context.Context, store *leasehold.Client, conc, n int) (elapsed, stop time.Duration, err error) {
+// them, and times the whole from the worker's start.
+func leaseholdMixed(ctx context.Context, store *leasehold.Client, conc, n int) (timing, error) {
 	const queue = "mixed"
-	start := time.Now()
 	started := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
@@ -107,26 +102,27 @@ func leaseholdMixed(ctx context.Context, store *leasehold.Client, conc, n int) (
 		}
 		errc <- nil
 	}()
-	if stop, err = leaseholdWork(ctx, store, queue, conc, n, started); err != nil {
-		return 0, 0, err
+	t, err := leaseholdWork(ctx, store, queue, conc, n, started)
+	if err != nil {
+		return timing{}, err
 	}
-	if err := <-errc; err != nil {
-		return 0, 0, err
+	if err := <-errc; err != nil { // the enqueuer finished before the n-th run was handled
+		return timing{}, err
 	}
-	return time.Since(start), stop, nil
+	return t, nil
 }
 
 // leaseholdWork starts one worker with a no-op handler and returns once n
 // runs were handled and the worker has stopped (its completions flushed),
-// with the time the stop took.
-func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, conc, n int, started chan<- struct{}) (time.Duration, error) {
+// with its timing (see timing).
+func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, conc, n int, started chan<- struct{}) (timing, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	var handled atomic.Int64
 	done := make(chan struct{})
 	w, err := store.NewWorker(leasehold.WorkerConfig{Owner: "bench-0",
 		Queues: map[string]int{queue: conc}, Logger: quiet, FetchInterval: 5 * time.Millisecond})
 	if err != nil {
-		return 0, err
+		return timing{}, err
 	}
 	w.Handle(queue, func(context.Context, *leasehold.RunHandle) error {
 		if handled.Add(1) == int64(n) {
@@ -134,9 +130,11 @@ func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, c
 		}
 		return nil
 	})
+	called := time.Now()
 	if err := w.Start(ctx); err != nil {
-		return 0, err
+		return timing{}, err
 	}
+	begun := time.Now()
 	if started != nil {
 		close(started)
 	}
@@ -146,9 +144,10 @@ func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, c
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		_ = w.Stop(stopCtx)
-		return 0, fmt.Errorf("%d of %d runs handled: %w", handled.Load(), n, ctx.Err())
+		return timing{}, fmt.Errorf("%d of %d runs handled: %w", handled.Load(), n, ctx.Err())
 	}
-	t := time.Now()
+	stopping := time.Now()
 	err = w.Stop(ctx)
-	return time.Since(t), err
+	end := time.Now()
+	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping)}, err
 }

@@ -134,9 +134,9 @@ func riverMeasure[TTx any](ctx context.Context, set setting, drv riverdriver.Dri
 	m := measurement{Runs: n, Settings: settings}
 	switch shape {
 	case shapeDrain:
-		m.Elapsed, m.Stop, err = riverDrain(ctx, client, w, n)
+		m.timing, err = riverDrain(ctx, client, w, n)
 	case shapeMixed:
-		m.Elapsed, m.Stop, err = riverMixed(ctx, client, w, n)
+		m.timing, err = riverMixed(ctx, client, w, n)
 	default:
 		err = fmt.Errorf("unknown shape %q", shape)
 	}
@@ -146,27 +146,22 @@ func riverMeasure[TTx any](ctx context.Context, set setting, drv riverdriver.Dri
 // riverDrain inserts n jobs in batches of 1000 before the client starts,
 // then times the client working them, up to its Stop (which waits for the
 // completer to flush), as leaseholdDrain times its worker.
-func riverDrain[TTx any](ctx context.Context, client *river.Client[TTx], w *noopWorker, n int) (elapsed, stop time.Duration, err error) {
+func riverDrain[TTx any](ctx context.Context, client *river.Client[TTx], w *noopWorker, n int) (timing, error) {
 	for i := 0; i < n; i += 1000 {
 		batch := make([]river.InsertManyParams, min(1000, n-i))
 		for j := range batch {
 			batch[j] = river.InsertManyParams{Args: noopArgs{N: i + j}}
 		}
 		if _, err := client.InsertMany(ctx, batch); err != nil {
-			return 0, 0, fmt.Errorf("inserting: %w", err)
+			return timing{}, fmt.Errorf("inserting: %w", err)
 		}
 	}
-	start := time.Now()
-	if stop, err = riverWork(ctx, client, w, n, nil); err != nil {
-		return 0, 0, err
-	}
-	return time.Since(start), stop, nil
+	return riverWork(ctx, client, w, n, nil)
 }
 
 // riverMixed inserts n jobs in batches of 100 while the client works them,
-// and times the whole, as leaseholdMixed does.
-func riverMixed[TTx any](ctx context.Context, client *river.Client[TTx], w *noopWorker, n int) (elapsed, stop time.Duration, err error) {
-	start := time.Now()
+// and times the whole from the client's start, as leaseholdMixed does.
+func riverMixed[TTx any](ctx context.Context, client *river.Client[TTx], w *noopWorker, n int) (timing, error) {
 	started := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
@@ -188,23 +183,27 @@ func riverMixed[TTx any](ctx context.Context, client *river.Client[TTx], w *noop
 		}
 		errc <- nil
 	}()
-	if stop, err = riverWork(ctx, client, w, n, started); err != nil {
-		return 0, 0, err
+	t, err := riverWork(ctx, client, w, n, started)
+	if err != nil {
+		return timing{}, err
 	}
-	if err := <-errc; err != nil {
-		return 0, 0, err
+	if err := <-errc; err != nil { // the inserter finished before the n-th job was worked
+		return timing{}, err
 	}
-	return time.Since(start), stop, nil
+	return t, nil
 }
 
 // riverWork starts the client and returns once n jobs were worked and the
-// client has stopped, with the time the stop took. River's Stop waits for in-flight jobs and for its
-// batch completer's final flush, so every completion is committed when it
-// returns (the caller checks by counting completed rows).
-func riverWork[TTx any](ctx context.Context, client *river.Client[TTx], w *noopWorker, n int, started chan<- struct{}) (time.Duration, error) {
+// client has stopped, with its timing (see timing). River's Stop waits for
+// in-flight jobs and for its batch completer's final flush, so every
+// completion is committed when it returns (the caller checks by counting
+// completed rows).
+func riverWork[TTx any](ctx context.Context, client *river.Client[TTx], w *noopWorker, n int, started chan<- struct{}) (timing, error) {
+	called := time.Now()
 	if err := client.Start(ctx); err != nil {
-		return 0, fmt.Errorf("starting client: %w", err)
+		return timing{}, fmt.Errorf("starting client: %w", err)
 	}
+	begun := time.Now()
 	if started != nil {
 		close(started)
 	}
@@ -214,9 +213,10 @@ func riverWork[TTx any](ctx context.Context, client *river.Client[TTx], w *noopW
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		_ = client.Stop(stopCtx)
-		return 0, fmt.Errorf("%d of %d jobs worked: %w", w.handled.Load(), n, ctx.Err())
+		return timing{}, fmt.Errorf("%d of %d jobs worked: %w", w.handled.Load(), n, ctx.Err())
 	}
-	t := time.Now()
+	stopping := time.Now()
 	err := client.Stop(ctx)
-	return time.Since(t), err
+	end := time.Now()
+	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping)}, err
 }

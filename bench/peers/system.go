@@ -16,10 +16,22 @@ type system interface {
 	CompletedQuery() string
 }
 
+// timing is what one shape measured. The timed interval runs from the
+// return of the system's Start to the return of its Stop: Start is a
+// once-per-process cost, not throughput — Leasehold's, in write-behind mode,
+// samples the store clock for 250ms by design (WorkerConfig.ClockCheck),
+// which alone would be a quarter of a 20,000-run drain — so it is printed
+// beside, not counted, for both systems alike. Stop is counted: it flushes
+// the last completions, without which the runs are not done.
+type timing struct {
+	Start   time.Duration // the system's Start call, outside Elapsed
+	Elapsed time.Duration // Start's return → Stop's return
+	Stop    time.Duration // the part of Elapsed after the n-th handler call: stopping and the final completion flush
+}
+
 // measurement is one shape on one system on one fresh store.
 type measurement struct {
-	Elapsed   time.Duration
-	Stop      time.Duration // the part of Elapsed after the n-th handler call: stopping and the final completion flush
+	timing
 	Runs      int
 	Completed int64             // completed rows counted after stop
 	Settings  map[string]string // durability settings of the system's connections
