@@ -24,51 +24,69 @@ func onlySettings(cfg config) best {
 	}
 }
 
-// candidate is one system at one setting in the sweep.
+// candidate is one system at one setting in the sweep, with its rates per
+// shape, one per sweep round.
 type candidate struct {
-	sys system
-	set setting
+	sys   system
+	set   setting
+	rates map[string][]float64
 }
 
 // sweep measures every setting of both systems on store, both shapes, at
-// the sweep sizes, prints a row per setting and returns each system's
-// fastest setting per shape. Settings run in order of worker count, the two
-// systems interleaved, so a drift of the machine's load over the sweep
-// bends both alike rather than one system's whole grid.
+// the sweep sizes, cfg.SweepRounds times, and returns each system's setting
+// with the highest median per shape, after printing a table of the medians.
+//
+// The order spreads the machine's drift over all settings alike: a round
+// goes through every setting once (so a setting's measurements are taken
+// at different times, not back to back), settings in order of worker
+// count with the two systems interleaved, and every other round runs in
+// reverse.
 func sweep(ctx context.Context, cfg config, store string, out io.Writer) (best, error) {
-	var cands []candidate
+	var cands []*candidate
 	for _, s := range leaseholdSettings(cfg) {
-		cands = append(cands, candidate{leaseholdSystem{}, s})
+		cands = append(cands, &candidate{sys: leaseholdSystem{}, set: s, rates: map[string][]float64{}})
 	}
 	for _, s := range riverSettings(cfg) {
-		cands = append(cands, candidate{riverSystem{}, s})
+		cands = append(cands, &candidate{sys: riverSystem{}, set: s, rates: map[string][]float64{}})
 	}
-	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(a.set.Workers, b.set.Workers) })
+	slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Compare(a.set.Workers, b.set.Workers) })
+	shapes := []struct {
+		name string
+		n    int
+	}{{shapeDrain, cfg.SweepDrain}, {shapeMixed, cfg.SweepMixed}}
 
-	fmt.Fprintf(out, "\n[%s] sweep: drain %d runs, mixed %d runs, %d measurement(s) per setting (median kept); load average %s\n",
-		store, cfg.SweepDrain, cfg.SweepMixed, cfg.SweepRounds, loadAverage())
-	fmt.Fprintf(out, "  %-9s %-38s %14s %14s\n", "system", "setting", "drain runs/s", "mixed runs/s")
-	chosen := best{"leasehold": {}, "river": {}}
-	top := map[[2]string]float64{} // (system, shape) → best rate so far
-	for _, c := range cands {
-		fmt.Fprintf(out, "  %-9s %-38s", c.sys.Name(), c.set.label(c.sys.Name()))
-		for _, sh := range []struct {
-			name string
-			n    int
-		}{{shapeDrain, cfg.SweepDrain}, {shapeMixed, cfg.SweepMixed}} {
-			rates := make([]float64, 0, cfg.SweepRounds)
-			for range cfg.SweepRounds {
+	fmt.Fprintf(out, "\n[%s] sweep: drain %d runs, mixed %d runs, %d round(s) over %d settings; load average %s\n",
+		store, cfg.SweepDrain, cfg.SweepMixed, cfg.SweepRounds, len(cands), loadAverage())
+	for round := range cfg.SweepRounds {
+		order := slices.Clone(cands)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, c := range order {
+			fmt.Fprintf(out, "  sweep %d  %-9s %-38s", round+1, c.sys.Name(), c.set.label(c.sys.Name()))
+			for _, sh := range shapes {
 				m, err := measure(ctx, cfg, store, c.sys, c.set, sh.name, sh.n)
 				if err != nil {
 					fmt.Fprintln(out, " failed")
 					return nil, fmt.Errorf("sweep %s %s %s (%s): %w", store, c.sys.Name(), sh.name, c.set, err)
 				}
-				rates = append(rates, m.PerSecond())
+				c.rates[sh.name] = append(c.rates[sh.name], m.PerSecond())
+				fmt.Fprintf(out, "  %s %6.0f/s", sh.name, m.PerSecond())
 			}
-			r := median(rates)
+			fmt.Fprintln(out)
+		}
+	}
+
+	chosen := best{"leasehold": {}, "river": {}}
+	top := map[[2]string]float64{} // (system, shape) → best median
+	fmt.Fprintf(out, "\n  [%s] sweep medians; load average %s\n", store, loadAverage())
+	fmt.Fprintf(out, "  %-9s %-38s %14s %14s\n", "system", "setting", "drain runs/s", "mixed runs/s")
+	for _, c := range cands {
+		fmt.Fprintf(out, "  %-9s %-38s", c.sys.Name(), c.set.label(c.sys.Name()))
+		for _, sh := range shapes {
+			r := median(c.rates[sh.name])
 			fmt.Fprintf(out, " %14.0f", r)
-			k := [2]string{c.sys.Name(), sh.name}
-			if r > top[k] {
+			if k := [2]string{c.sys.Name(), sh.name}; r > top[k] {
 				top[k] = r
 				chosen[c.sys.Name()][sh.name] = c.set
 			}
