@@ -43,7 +43,7 @@ func TestSmoke(t *testing.T) {
 		}
 		side, _, _ = strings.Cut(side, "\n[") // up to the next store's section
 		side, _, _ = strings.Cut(side, "\n==")
-		if got := strings.Count(side, "(stop "); got != 4 {
+		if got := strings.Count(side, " runs ... "); got != 4 {
 			t.Errorf("%s: %d side-by-side measurements, want 4 (2 systems x 2 shapes)", store, got)
 		}
 		if got := strings.Count(side, "; 1000 completed rows)"); got != 4 {
