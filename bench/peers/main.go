@@ -31,13 +31,15 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 )
 
 // config is what the command line sets.
 type config struct {
-	PostgresURL string // "none" skips Postgres
+	PostgresURL string   // "none" skips Postgres
+	Stores      []string // storeSQLite and/or storePostgres, in that order
 	SQLiteDir   string
 	Drain       int
 	Mixed       int
@@ -101,12 +103,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "river: MaxWorkers %s x FetchCooldown %s x FetchPollInterval %s (0: River's default), pgxpool MaxConns %d\n",
 		cfg.RiverMaxWorkers.String(), cfg.RiverFetchCooldown.String(), cfg.RiverFetchPollInterval.String(), cfg.RiverPGConns)
 
-	stores := []string{storeSQLite}
-	if cfg.PostgresURL != "none" {
-		stores = append(stores, storePostgres)
-	}
 	var reports []*storeReport
-	for _, store := range stores {
+	for _, store := range cfg.Stores {
 		best := onlySettings(cfg)
 		if best == nil {
 			if best, err = sweep(ctx, cfg, store, out); err != nil {
@@ -132,6 +130,7 @@ func parseFlags(args []string) (config, error) {
 	var cfg config
 	fs := flag.NewFlagSet("peers", flag.ContinueOnError)
 	fs.StringVar(&cfg.PostgresURL, "postgres", defaultPostgres(), `Postgres URL ("none" to skip); a throwaway schema per measurement`)
+	stores := fs.String("stores", "sqlite,postgres", "stores to measure, comma-separated")
 	fs.StringVar(&cfg.SQLiteDir, "sqlite-dir", "", "directory for the throwaway SQLite files (default: a new temp dir)")
 	fs.IntVar(&cfg.Drain, "drain", 100000, "runs pre-filled for the drain shape")
 	fs.IntVar(&cfg.Mixed, "mixed", 20000, "runs enqueued in batches of 100 while working, for the mixed shape")
@@ -154,6 +153,14 @@ func parseFlags(args []string) (config, error) {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg.RiverPGConns = int32(*rpc)
+	for _, st := range []string{storeSQLite, storePostgres} {
+		if slices.Contains(strings.Split(*stores, ","), st) && (st != storePostgres || cfg.PostgresURL != "none") {
+			cfg.Stores = append(cfg.Stores, st)
+		}
+	}
+	if len(cfg.Stores) == 0 {
+		return cfg, fmt.Errorf("--stores %q (with --postgres %q): no store to measure", *stores, cfg.PostgresURL)
+	}
 	if *doSweep {
 		cfg.RiverMaxWorkers = orList(cfg.RiverMaxWorkers, sweepWorkers)
 		cfg.RiverFetchCooldown = orList(cfg.RiverFetchCooldown, sweepCooldowns)
