@@ -32,8 +32,8 @@ func sideBySide(ctx context.Context, cfg config, store string, b best, out io.Wr
 					fmt.Fprintln(out, "failed")
 					return nil, fmt.Errorf("%s %s %s: %w", store, sys.Name(), shape.name, err)
 				}
-				fmt.Fprintf(out, "%8s  %8.0f runs/s  (start %s, not timed; stop %s; %d completed rows)\n",
-					m.Elapsed.Round(time.Millisecond), m.PerSecond(), m.Start.Round(time.Millisecond), m.Stop.Round(time.Millisecond), m.Completed)
+				fmt.Fprintf(out, "%8s  %8.0f runs/s  %6.1f client CPU µs/run  (start %s, not timed; stop %s; %d completed rows)\n",
+					m.Elapsed.Round(time.Millisecond), m.PerSecond(), m.CPUPerRun(), m.Start.Round(time.Millisecond), m.Stop.Round(time.Millisecond), m.Completed)
 				rep.add(sys.Name(), shape.name, m)
 			}
 		}

@@ -134,7 +134,7 @@ func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, c
 	if err := w.Start(ctx); err != nil {
 		return timing{}, err
 	}
-	begun := time.Now()
+	begun, cpu0 := time.Now(), processCPU()
 	if started != nil {
 		close(started)
 	}
@@ -148,6 +148,6 @@ func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, c
 	}
 	stopping := time.Now()
 	err = w.Stop(ctx)
-	end := time.Now()
-	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping)}, err
+	end, cpu1 := time.Now(), processCPU()
+	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping), CPU: cpu1 - cpu0}, err
 }

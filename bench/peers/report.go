@@ -13,16 +13,18 @@ type storeReport struct {
 	store    string
 	best     best                         // the setting each system ran at, per shape
 	rates    map[[2]string][]float64      // (system, shape) → runs/s per round
+	cpu      map[[2]string][]float64      // (system, shape) → client CPU µs per run, per round
 	settings map[string]map[string]string // system → settings of its connections
 }
 
 func newStoreReport(store string, b best) *storeReport {
-	return &storeReport{store: store, best: b, rates: map[[2]string][]float64{}, settings: map[string]map[string]string{}}
+	return &storeReport{store: store, best: b, rates: map[[2]string][]float64{}, cpu: map[[2]string][]float64{}, settings: map[string]map[string]string{}}
 }
 
 func (r *storeReport) add(system, shape string, m measurement) {
 	k := [2]string{system, shape}
 	r.rates[k] = append(r.rates[k], m.PerSecond())
+	r.cpu[k] = append(r.cpu[k], m.CPUPerRun())
 	if r.settings[system] == nil {
 		r.settings[system] = m.Settings
 	}
@@ -57,6 +59,11 @@ func (r *storeReport) print(out io.Writer) {
 		}
 		fmt.Fprintf(out, "    %-7s %16.0f %16.0f %15.2fx\n", "median", median(lh), median(rv), median(ratios))
 		fmt.Fprintf(out, "    %-7s %16s %16s %15.2fx\n", "worst", "", "", slices.Min(ratios))
+		// Counted, not timed: the load of other processes does not bend it.
+		// On SQLite the store runs in this process, so it is the whole
+		// system's CPU; on Postgres only the client's.
+		fmt.Fprintf(out, "    client CPU µs/run (median): leasehold %.1f, river %.1f\n",
+			median(r.cpu[[2]string{"leasehold", shape}]), median(r.cpu[[2]string{"river", shape}]))
 	}
 }
 

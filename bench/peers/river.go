@@ -203,7 +203,7 @@ func riverWork[TTx any](ctx context.Context, client *river.Client[TTx], w *noopW
 	if err := client.Start(ctx); err != nil {
 		return timing{}, fmt.Errorf("starting client: %w", err)
 	}
-	begun := time.Now()
+	begun, cpu0 := time.Now(), processCPU()
 	if started != nil {
 		close(started)
 	}
@@ -217,6 +217,6 @@ func riverWork[TTx any](ctx context.Context, client *river.Client[TTx], w *noopW
 	}
 	stopping := time.Now()
 	err := client.Stop(ctx)
-	end := time.Now()
-	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping)}, err
+	end, cpu1 := time.Now(), processCPU()
+	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping), CPU: cpu1 - cpu0}, err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"syscall"
 	"time"
 )
 
@@ -27,6 +28,19 @@ type timing struct {
 	Start   time.Duration // the system's Start call, outside Elapsed
 	Elapsed time.Duration // Start's return → Stop's return
 	Stop    time.Duration // the part of Elapsed after the n-th handler call: stopping and the final completion flush
+	CPU     time.Duration // this process's user+system CPU over Elapsed (the client side; the server's is not in it)
+}
+
+// processCPU is this process's user+system CPU time so far. Over a timed
+// interval it counts the client side's work whatever else the machine
+// runs: unlike the wall time, load from other processes does not bend it
+// (only one system runs in the process at a time).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // measurement is one shape on one system on one fresh store.
@@ -39,3 +53,6 @@ type measurement struct {
 
 // PerSecond is the completed-run rate.
 func (m measurement) PerSecond() float64 { return float64(m.Runs) / m.Elapsed.Seconds() }
+
+// CPUPerRun is the client's CPU µs per run over the timed interval.
+func (m measurement) CPUPerRun() float64 { return float64(m.CPU.Microseconds()) / float64(m.Runs) }
