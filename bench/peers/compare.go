@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
@@ -32,11 +33,20 @@ func sideBySide(ctx context.Context, cfg config, store string, b best, out io.Wr
 					fmt.Fprintln(out, "failed")
 					return nil, fmt.Errorf("%s %s %s: %w", store, sys.Name(), shape.name, err)
 				}
-				fmt.Fprintf(out, "%8s  %8.0f runs/s  %6.1f client CPU µs/run  (start %s, not timed; stop %s; %d completed rows)\n",
-					m.Elapsed.Round(time.Millisecond), m.PerSecond(), m.CPUPerRun(), m.Start.Round(time.Millisecond), m.Stop.Round(time.Millisecond), m.Completed)
+				fmt.Fprintf(out, "%8s  %8.0f runs/s  CPU µs/run: client %.1f, server %s  (start %s, not timed; stop %s; %d completed rows)\n",
+					m.Elapsed.Round(time.Millisecond), m.PerSecond(), m.CPUPerRun(), microsOrNA(m.ServerCPUPerRun()),
+					m.Start.Round(time.Millisecond), m.Stop.Round(time.Millisecond), m.Completed)
 				rep.add(sys.Name(), shape.name, m)
 			}
 		}
 	}
 	return rep, nil
+}
+
+// microsOrNA prints a CPU µs figure, or n/a for NaN (not read).
+func microsOrNA(us float64) string {
+	if math.IsNaN(us) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", us)
 }

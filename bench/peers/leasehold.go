@@ -33,7 +33,7 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 	var err error
 	switch t.Store {
 	case storePostgres:
-		d, err = postgres.Open(ctx, postgres.Config{URL: t.PostgresURL, Schema: t.Schema, GeneralConns: 16, Logger: quiet})
+		d, err = postgres.Open(ctx, postgres.Config{URL: t.url(), Schema: t.Schema, GeneralConns: 16, Logger: quiet})
 	default:
 		d, err = sqlite.Open(ctx, sqlite.Config{Path: t.SQLitePath, Logger: quiet})
 	}
@@ -52,9 +52,9 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 	m := measurement{Runs: n, Settings: s.Values}
 	switch shape {
 	case shapeDrain:
-		m.timing, err = leaseholdDrain(ctx, store, set.Workers, n)
+		m.timing, err = leaseholdDrain(ctx, store, t.meter(ctx), set.Workers, n)
 	case shapeMixed:
-		m.timing, err = leaseholdMixed(ctx, store, set.Workers, n)
+		m.timing, err = leaseholdMixed(ctx, store, t.meter(ctx), set.Workers, n)
 	default:
 		err = fmt.Errorf("unknown shape %q", shape)
 	}
@@ -63,7 +63,7 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 
 // leaseholdDrain pre-fills n runs, then times one worker working the queue
 // empty, up to its Stop (which flushes the completions).
-func leaseholdDrain(ctx context.Context, store *leasehold.Client, conc, n int) (timing, error) {
+func leaseholdDrain(ctx context.Context, store *leasehold.Client, meter cpuMeter, conc, n int) (timing, error) {
 	const queue = "drain"
 	for i := 0; i < n; i += 1000 {
 		batch := make([]leasehold.Enqueue, min(1000, n-i))
@@ -74,12 +74,12 @@ func leaseholdDrain(ctx context.Context, store *leasehold.Client, conc, n int) (
 			return timing{}, fmt.Errorf("enqueueing: %w", err)
 		}
 	}
-	return leaseholdWork(ctx, store, queue, conc, n, nil)
+	return leaseholdWork(ctx, store, meter, queue, conc, n, nil)
 }
 
 // leaseholdMixed enqueues n runs in batches of 100 while the worker works
 // them, and times the whole from the worker's start.
-func leaseholdMixed(ctx context.Context, store *leasehold.Client, conc, n int) (timing, error) {
+func leaseholdMixed(ctx context.Context, store *leasehold.Client, meter cpuMeter, conc, n int) (timing, error) {
 	const queue = "mixed"
 	started := make(chan struct{})
 	errc := make(chan error, 1)
@@ -102,7 +102,7 @@ func leaseholdMixed(ctx context.Context, store *leasehold.Client, conc, n int) (
 		}
 		errc <- nil
 	}()
-	t, err := leaseholdWork(ctx, store, queue, conc, n, started)
+	t, err := leaseholdWork(ctx, store, meter, queue, conc, n, started)
 	if err != nil {
 		return timing{}, err
 	}
@@ -115,7 +115,7 @@ func leaseholdMixed(ctx context.Context, store *leasehold.Client, conc, n int) (
 // leaseholdWork starts one worker with a no-op handler and returns once n
 // runs were handled and the worker has stopped (its completions flushed),
 // with its timing (see timing).
-func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, conc, n int, started chan<- struct{}) (timing, error) {
+func leaseholdWork(ctx context.Context, store *leasehold.Client, meter cpuMeter, queue string, conc, n int, started chan<- struct{}) (timing, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	var handled atomic.Int64
 	done := make(chan struct{})
@@ -134,7 +134,7 @@ func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, c
 	if err := w.Start(ctx); err != nil {
 		return timing{}, err
 	}
-	begun, cpu0 := time.Now(), processCPU()
+	begun, cpu0 := time.Now(), meter()
 	if started != nil {
 		close(started)
 	}
@@ -148,6 +148,6 @@ func leaseholdWork(ctx context.Context, store *leasehold.Client, queue string, c
 	}
 	stopping := time.Now()
 	err = w.Stop(ctx)
-	end, cpu1 := time.Now(), processCPU()
-	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping), CPU: cpu1 - cpu0}, err
+	end, cpu1 := time.Now(), meter()
+	return measured(called, begun, stopping, end, cpu0, cpu1), err
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 )
@@ -14,17 +15,19 @@ type storeReport struct {
 	best     best                         // the setting each system ran at, per shape
 	rates    map[[2]string][]float64      // (system, shape) → runs/s per round
 	cpu      map[[2]string][]float64      // (system, shape) → client CPU µs per run, per round
+	srvCPU   map[[2]string][]float64      // (system, shape) → server CPU µs per run, per round (NaN: not read)
 	settings map[string]map[string]string // system → settings of its connections
 }
 
 func newStoreReport(store string, b best) *storeReport {
-	return &storeReport{store: store, best: b, rates: map[[2]string][]float64{}, cpu: map[[2]string][]float64{}, settings: map[string]map[string]string{}}
+	return &storeReport{store: store, best: b, rates: map[[2]string][]float64{}, cpu: map[[2]string][]float64{}, srvCPU: map[[2]string][]float64{}, settings: map[string]map[string]string{}}
 }
 
 func (r *storeReport) add(system, shape string, m measurement) {
 	k := [2]string{system, shape}
 	r.rates[k] = append(r.rates[k], m.PerSecond())
 	r.cpu[k] = append(r.cpu[k], m.CPUPerRun())
+	r.srvCPU[k] = append(r.srvCPU[k], m.ServerCPUPerRun())
 	if r.settings[system] == nil {
 		r.settings[system] = m.Settings
 	}
@@ -59,11 +62,19 @@ func (r *storeReport) print(out io.Writer) {
 		}
 		fmt.Fprintf(out, "    %-7s %16.0f %16.0f %15.2fx\n", "median", median(lh), median(rv), median(ratios))
 		fmt.Fprintf(out, "    %-7s %16s %16s %15.2fx\n", "worst", "", "", slices.Min(ratios))
-		// Counted, not timed: the load of other processes does not bend it.
-		// On SQLite the store runs in this process, so it is the whole
-		// system's CPU; on Postgres only the client's.
-		fmt.Fprintf(out, "    client CPU µs/run (median): leasehold %.1f, river %.1f\n",
-			median(r.cpu[[2]string{"leasehold", shape}]), median(r.cpu[[2]string{"river", shape}]))
+		// Counted, not timed: the load of other processes does not bend
+		// them (cpu.go). On SQLite the store runs in this process, so the
+		// client's is the whole system's CPU.
+		lhC, rvC := median(r.cpu[[2]string{"leasehold", shape}]), median(r.cpu[[2]string{"river", shape}])
+		fmt.Fprintf(out, "    CPU µs/run (medians): client leasehold %.1f, river %.1f", lhC, rvC)
+		lhS, rvS := median(r.srvCPU[[2]string{"leasehold", shape}]), median(r.srvCPU[[2]string{"river", shape}])
+		if !math.IsNaN(lhS) && !math.IsNaN(rvS) {
+			fmt.Fprintf(out, "; server leasehold %.1f, river %.1f; client+server river/leasehold %.2fx",
+				lhS, rvS, (rvC+rvS)/(lhC+lhS))
+		} else if r.store == storeSQLite {
+			fmt.Fprintf(out, " (the whole system's); river/leasehold %.2fx", rvC/lhC)
+		}
+		fmt.Fprintln(out)
 	}
 }
 

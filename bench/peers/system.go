@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"syscall"
+	"math"
 	"time"
 )
 
@@ -28,19 +28,18 @@ type timing struct {
 	Start   time.Duration // the system's Start call, outside Elapsed
 	Elapsed time.Duration // Start's return → Stop's return
 	Stop    time.Duration // the part of Elapsed after the n-th handler call: stopping and the final completion flush
-	CPU     time.Duration // this process's user+system CPU over Elapsed (the client side; the server's is not in it)
+	CPU     time.Duration // this process's CPU over Elapsed (cpu.go)
+	// ServerCPU is the Postgres backends' CPU over Elapsed (cpu.go);
+	// ServerCPUOK is false where it could not be read.
+	ServerCPU   time.Duration
+	ServerCPUOK bool
 }
 
-// processCPU is this process's user+system CPU time so far. Over a timed
-// interval it counts the client side's work whatever else the machine
-// runs: unlike the wall time, load from other processes does not bend it
-// (only one system runs in the process at a time).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// measured is the timing of an interval from begun to its end, with the
+// CPU counters read at both ends.
+func measured(called, begun, stopping, end time.Time, c0, c1 cpuSample) timing {
+	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping),
+		CPU: c1.client - c0.client, ServerCPU: c1.server - c0.server, ServerCPUOK: c0.serverOK && c1.serverOK}
 }
 
 // measurement is one shape on one system on one fresh store.
@@ -56,3 +55,12 @@ func (m measurement) PerSecond() float64 { return float64(m.Runs) / m.Elapsed.Se
 
 // CPUPerRun is the client's CPU µs per run over the timed interval.
 func (m measurement) CPUPerRun() float64 { return float64(m.CPU.Microseconds()) / float64(m.Runs) }
+
+// ServerCPUPerRun is the Postgres backends' CPU µs per run, NaN where it
+// could not be read or there is no server (SQLite).
+func (m measurement) ServerCPUPerRun() float64 {
+	if !m.ServerCPUOK {
+		return math.NaN()
+	}
+	return float64(m.ServerCPU.Microseconds()) / float64(m.Runs)
+}

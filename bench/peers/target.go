@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,7 +28,8 @@ type target struct {
 	Store string
 
 	PostgresURL string
-	Schema      string // Postgres: created empty; the system sets it as search_path
+	Schema      string    // Postgres: created empty; the system sets it as search_path
+	admin       *pgx.Conn // Postgres: the bench's own connection (schema, CPU meter)
 
 	SQLitePath string
 }
@@ -42,16 +44,15 @@ func newTarget(ctx context.Context, cfg config, store, system string) (target, f
 		if err != nil {
 			return t, nil, fmt.Errorf("connecting to postgres: %w", err)
 		}
-		defer admin.Close(context.WithoutCancel(ctx))
 		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+t.Schema); err != nil {
+			admin.Close(context.WithoutCancel(ctx))
 			return t, nil, fmt.Errorf("creating schema %s: %w", t.Schema, err)
 		}
+		t.admin = admin
 		return t, func() {
 			ctx := context.Background()
-			if admin, err := pgx.Connect(ctx, cfg.PostgresURL); err == nil {
-				_, _ = admin.Exec(ctx, "DROP SCHEMA "+t.Schema+" CASCADE")
-				_ = admin.Close(ctx)
-			}
+			_, _ = admin.Exec(ctx, "DROP SCHEMA "+t.Schema+" CASCADE")
+			_ = admin.Close(ctx)
 		}, nil
 	case storeSQLite:
 		dir, err := os.MkdirTemp(cfg.SQLiteDir, fmt.Sprintf("%s-*", system))
@@ -62,6 +63,20 @@ func newTarget(ctx context.Context, cfg config, store, system string) (target, f
 		return t, func() { os.RemoveAll(dir) }, nil
 	}
 	return target{}, nil, fmt.Errorf("unknown store %q", store)
+}
+
+// url is the Postgres URL the system under test connects with: the
+// measurement's schema as application_name, so the CPU meter finds its
+// backends in pg_stat_activity (cpu.go).
+func (t target) url() string {
+	u, err := url.Parse(t.PostgresURL)
+	if err != nil {
+		return t.PostgresURL // pgx reports the bad URL when the system opens it
+	}
+	q := u.Query()
+	q.Set("application_name", t.Schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // countCompleted runs query (a count of completed rows, tables unqualified)
