@@ -52,9 +52,9 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 	m := measurement{Runs: n, Settings: s.Values}
 	switch shape {
 	case shapeDrain:
-		m.timing, err = leaseholdDrain(ctx, store, t.meter(ctx), set.Workers, n)
+		m.timing, err = leaseholdDrain(ctx, store, t.meter(), set.Workers, n)
 	case shapeMixed:
-		m.timing, err = leaseholdMixed(ctx, store, t.meter(ctx), set.Workers, n)
+		m.timing, err = leaseholdMixed(ctx, store, t.meter(), set.Workers, n)
 	default:
 		err = fmt.Errorf("unknown shape %q", shape)
 	}
@@ -63,7 +63,7 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 
 // leaseholdDrain pre-fills n runs, then times one worker working the queue
 // empty, up to its Stop (which flushes the completions).
-func leaseholdDrain(ctx context.Context, store *leasehold.Client, meter cpuMeter, conc, n int) (timing, error) {
+func leaseholdDrain(ctx context.Context, store *leasehold.Client, meter *cpuMeter, conc, n int) (timing, error) {
 	const queue = "drain"
 	for i := 0; i < n; i += 1000 {
 		batch := make([]leasehold.Enqueue, min(1000, n-i))
@@ -79,7 +79,7 @@ func leaseholdDrain(ctx context.Context, store *leasehold.Client, meter cpuMeter
 
 // leaseholdMixed enqueues n runs in batches of 100 while the worker works
 // them, and times the whole from the worker's start.
-func leaseholdMixed(ctx context.Context, store *leasehold.Client, meter cpuMeter, conc, n int) (timing, error) {
+func leaseholdMixed(ctx context.Context, store *leasehold.Client, meter *cpuMeter, conc, n int) (timing, error) {
 	const queue = "mixed"
 	started := make(chan struct{})
 	errc := make(chan error, 1)
@@ -115,7 +115,7 @@ func leaseholdMixed(ctx context.Context, store *leasehold.Client, meter cpuMeter
 // leaseholdWork starts one worker with a no-op handler and returns once n
 // runs were handled and the worker has stopped (its completions flushed),
 // with its timing (see timing).
-func leaseholdWork(ctx context.Context, store *leasehold.Client, meter cpuMeter, queue string, conc, n int, started chan<- struct{}) (timing, error) {
+func leaseholdWork(ctx context.Context, store *leasehold.Client, meter *cpuMeter, queue string, conc, n int, started chan<- struct{}) (timing, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	var handled atomic.Int64
 	done := make(chan struct{})
@@ -134,7 +134,8 @@ func leaseholdWork(ctx context.Context, store *leasehold.Client, meter cpuMeter,
 	if err := w.Start(ctx); err != nil {
 		return timing{}, err
 	}
-	begun, cpu0 := time.Now(), meter()
+	begun := time.Now()
+	meter.begin(ctx)
 	if started != nil {
 		close(started)
 	}
@@ -148,6 +149,7 @@ func leaseholdWork(ctx context.Context, store *leasehold.Client, meter cpuMeter,
 	}
 	stopping := time.Now()
 	err = w.Stop(ctx)
-	end, cpu1 := time.Now(), meter()
-	return measured(called, begun, stopping, end, cpu0, cpu1), err
+	end := time.Now()
+	cpuClient, cpuServer, cpuServerOK := meter.end(ctx)
+	return measured(called, begun, stopping, end, cpuClient, cpuServer, cpuServerOK), err
 }

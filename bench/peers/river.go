@@ -54,7 +54,7 @@ func (riverSystem) Measure(ctx context.Context, cfg config, set setting, t targe
 			}
 			settings[k] = v
 		}
-		return riverMeasure(ctx, set, t.meter(ctx), riverpgxv5.New(pool), settings, shape, n)
+		return riverMeasure(ctx, set, t.meter(), riverpgxv5.New(pool), settings, shape, n)
 	default:
 		db, err := sql.Open("sqlite", "file:"+t.SQLitePath+"?"+riverSQLitePragmas)
 		if err != nil {
@@ -82,7 +82,7 @@ func (riverSystem) Measure(ctx context.Context, cfg config, set setting, t targe
 		settings["synchronous"] = fmt.Sprintf("%d (%s)", sync, names[sync])
 		settings["busy_timeout"] = fmt.Sprintf("%dms", busy)
 		settings["max_open_conns"] = "1"
-		return riverMeasure(ctx, set, t.meter(ctx), riversqlite.New(db), settings, shape, n)
+		return riverMeasure(ctx, set, t.meter(), riversqlite.New(db), settings, shape, n)
 	}
 }
 
@@ -109,7 +109,7 @@ func (w *noopWorker) Work(context.Context, *river.Job[noopArgs]) error {
 	return nil
 }
 
-func riverMeasure[TTx any](ctx context.Context, set setting, meter cpuMeter, drv riverdriver.Driver[TTx], settings map[string]string, shape string, n int) (measurement, error) {
+func riverMeasure[TTx any](ctx context.Context, set setting, meter *cpuMeter, drv riverdriver.Driver[TTx], settings map[string]string, shape string, n int) (measurement, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	migrator, err := rivermigrate.New(drv, &rivermigrate.Config{Logger: quiet})
 	if err != nil {
@@ -146,7 +146,7 @@ func riverMeasure[TTx any](ctx context.Context, set setting, meter cpuMeter, drv
 // riverDrain inserts n jobs in batches of 1000 before the client starts,
 // then times the client working them, up to its Stop (which waits for the
 // completer to flush), as leaseholdDrain times its worker.
-func riverDrain[TTx any](ctx context.Context, client *river.Client[TTx], meter cpuMeter, w *noopWorker, n int) (timing, error) {
+func riverDrain[TTx any](ctx context.Context, client *river.Client[TTx], meter *cpuMeter, w *noopWorker, n int) (timing, error) {
 	for i := 0; i < n; i += 1000 {
 		batch := make([]river.InsertManyParams, min(1000, n-i))
 		for j := range batch {
@@ -161,7 +161,7 @@ func riverDrain[TTx any](ctx context.Context, client *river.Client[TTx], meter c
 
 // riverMixed inserts n jobs in batches of 100 while the client works them,
 // and times the whole from the client's start, as leaseholdMixed does.
-func riverMixed[TTx any](ctx context.Context, client *river.Client[TTx], meter cpuMeter, w *noopWorker, n int) (timing, error) {
+func riverMixed[TTx any](ctx context.Context, client *river.Client[TTx], meter *cpuMeter, w *noopWorker, n int) (timing, error) {
 	started := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
@@ -198,12 +198,13 @@ func riverMixed[TTx any](ctx context.Context, client *river.Client[TTx], meter c
 // in-flight jobs and for its batch completer's final flush, so every
 // completion is committed when it returns (the caller checks by counting
 // completed rows).
-func riverWork[TTx any](ctx context.Context, client *river.Client[TTx], meter cpuMeter, w *noopWorker, n int, started chan<- struct{}) (timing, error) {
+func riverWork[TTx any](ctx context.Context, client *river.Client[TTx], meter *cpuMeter, w *noopWorker, n int, started chan<- struct{}) (timing, error) {
 	called := time.Now()
 	if err := client.Start(ctx); err != nil {
 		return timing{}, fmt.Errorf("starting client: %w", err)
 	}
-	begun, cpu0 := time.Now(), meter()
+	begun := time.Now()
+	meter.begin(ctx)
 	if started != nil {
 		close(started)
 	}
@@ -217,6 +218,7 @@ func riverWork[TTx any](ctx context.Context, client *river.Client[TTx], meter cp
 	}
 	stopping := time.Now()
 	err := client.Stop(ctx)
-	end, cpu1 := time.Now(), meter()
-	return measured(called, begun, stopping, end, cpu0, cpu1), err
+	end := time.Now()
+	cpuClient, cpuServer, cpuServerOK := meter.end(ctx)
+	return measured(called, begun, stopping, end, cpuClient, cpuServer, cpuServerOK), err
 }

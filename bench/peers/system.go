@@ -36,10 +36,10 @@ type timing struct {
 }
 
 // measured is the timing of an interval from begun to its end, with the
-// CPU counters read at both ends.
-func measured(called, begun, stopping, end time.Time, c0, c1 cpuSample) timing {
+// CPU its cpuMeter counted.
+func measured(called, begun, stopping, end time.Time, client, server time.Duration, serverOK bool) timing {
 	return timing{Start: begun.Sub(called), Elapsed: end.Sub(begun), Stop: end.Sub(stopping),
-		CPU: c1.client - c0.client, ServerCPU: c1.server - c0.server, ServerCPUOK: c0.serverOK && c1.serverOK}
+		CPU: client, ServerCPU: server, ServerCPUOK: serverOK}
 }
 
 // measurement is one shape on one system on one fresh store.
