@@ -105,13 +105,16 @@ ORDER BY fence, seq
 LIMIT $4`
 
 // listQueueEvents reads a queue's events after a cursor in (txid, run,
-// fence, seq) order — a range scan of run_events_txid joined to each
-// event's run — each with whether it is listable: its transaction older
-// than every transaction still running (migration 0016). A transaction
-// that began before a later one may still commit, and its events would
-// sort before the cursor a reader takes from this page. Listable rows
-// come first in this order (txid < xmin is monotone in txid), so the list
-// stops at the first that is not, and reports the rest pending.
+// fence, seq) order — a range scan of run_events_txid (txid, run_id) from
+// the cursor's (transaction, run), each (txid, run_id) group sorted by
+// (fence, seq) by an incremental sort (one run's events of one
+// transaction: migration 0018), joined to each event's run — each with
+// whether it is listable: its transaction older than every transaction
+// still running (migration 0016). A transaction that began before a later
+// one may still commit, and its events would sort before the cursor a
+// reader takes from this page. Listable rows come first in this order
+// (txid < xmin is monotone in txid), so the list stops at the first that
+// is not, and reports the rest pending.
 const listQueueEvents = `SELECT e.txid::text::bigint, e.run_id, e.fence, e.seq, e.kind, e.payload, e.created_at,
        e.txid < pg_snapshot_xmin(pg_current_snapshot())
 FROM run_events e JOIN runs r ON r.id = e.run_id
