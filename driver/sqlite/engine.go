@@ -32,6 +32,10 @@ type Engine struct {
 	IsUnique, IsBusy, IsMissingSchema func(error) bool
 }
 
+// walAutocheckpoint is the WAL size, in pages, past which the writer
+// checkpoints (openModernc).
+const walAutocheckpoint = 10000
+
 // modernc is the default engine: modernc.org/sqlite, opened with its DSN
 // pragmas and _txlock.
 func modernc() Engine {
@@ -58,6 +62,19 @@ func openModernc(path string, busy time.Duration, reader bool) (*sql.DB, error) 
 	if reader {
 		q.Add("_pragma", "query_only(ON)")
 		txlock = "deferred"
+	} else {
+		// The writer checkpoints (inline, after the commit that crosses
+		// the mark) once the WAL holds walAutocheckpoint pages, not
+		// SQLite's default 1,000: a batched event append writes about 200
+		// pages (TestEventAppendWALFrames), so at 1,000 every fourth batch
+		// paid a checkpoint — its page copies, its reads and two more
+		// fsyncs (WAL, then the database file). Most of a batch's pages
+		// are the same key-index leaves again, which one checkpoint copies
+		// once however many commits rewrote them, so a rarer checkpoint
+		// copies fewer pages in all. The WAL file grows to about 40 MiB
+		// (it keeps its high-water size) and a crash recovery reads that
+		// much. Counted in docs/BENCHMARKS.md (Must-show 3, Stop 25).
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walAutocheckpoint))
 	}
 	q.Set("_txlock", txlock)
 	return sql.Open("sqlite", pathURI(path)+"?"+q.Encode()) // the path escaped: path.go

@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -32,4 +34,17 @@ func TestEveryMigrationSplits(t *testing.T) {
 			require.True(t, strings.HasSuffix(s, ";"), "%s: %q", f, s)
 		}
 	}
+}
+
+// TestWriterAutocheckpoint: the writer's connections checkpoint at
+// walAutocheckpoint pages, not SQLite's default 1,000 (a batched event
+// append writes about 200 pages: TestEventAppendWALFrames).
+func TestWriterAutocheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ck.db")
+	w, err := openModernc(path, time.Second, false)
+	require.NoError(t, err)
+	defer w.Close()
+	var pages int
+	require.NoError(t, w.QueryRow("PRAGMA wal_autocheckpoint").Scan(&pages))
+	require.Equal(t, walAutocheckpoint, pages)
 }
