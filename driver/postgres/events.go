@@ -108,7 +108,7 @@ LIMIT $4`
 // fence, seq) order — a range scan of run_events_txid (txid, run_id) from
 // the cursor's (transaction, run), each (txid, run_id) group sorted by
 // (fence, seq) by an incremental sort (one run's events of one
-// transaction: migration 0018), joined to each event's run — each with
+// transaction: migration 0019), joined to each event's run — each with
 // whether it is listable: its transaction older than every transaction
 // still running (migration 0016). A transaction that began before a later
 // one may still commit, and its events would sort before the cursor a

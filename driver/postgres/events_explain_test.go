@@ -122,7 +122,7 @@ func TestEventAppendExplained(t *testing.T) {
 	// and sorts only each (transaction, run) group: no sort of every event
 	// after the cursor. Both tables analyzed, as autovacuum leaves them (with
 	// runs never analyzed the planner reads every event of the queue through
-	// the primary key and sorts them, with 0016's index as with 0018's).
+	// the primary key and sorts them, with 0016's index as with 0019's).
 	_, err = conn.Exec(ctx, "ANALYZE runs; ANALYZE run_events")
 	require.NoError(t, err)
 	var mid struct{ txid, run, fence, seq int64 }
