@@ -35,7 +35,11 @@ func (c *countingStore) JournalRead(ctx context.Context, p *driver.JournalReadPa
 
 // depositMany has 16 submitters deposit 1 into accounts a0..a15, n
 // commands in all, and fails t on any error.
-func depositMany(t testing.TB, h *host.Host, w string, n int) {
+func depositMany(t testing.TB, h *host.Host, w string, n int) { depositRange(t, h, w, 0, n) }
+
+// depositRange submits commands c<from>..c<to-1>, each a deposit of 1 to
+// account a<i mod 16>, from 16 concurrent submitters.
+func depositRange(t testing.TB, h *host.Host, w string, from, to int) {
 	ctx := context.Background()
 	const submitters = 16
 	var wg sync.WaitGroup
@@ -44,8 +48,8 @@ func depositMany(t testing.TB, h *host.Host, w string, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := s; i < n; i += submitters {
-				cmd := host.Command{Key: fmt.Sprintf("c%d", i), Payload: json.RawMessage(fmt.Sprintf(`{"op":"deposit","account":"a%d","amount":1}`, s))}
+			for i := from + s; i < to; i += submitters {
+				cmd := host.Command{Key: fmt.Sprintf("c%d", i), Payload: json.RawMessage(fmt.Sprintf(`{"op":"deposit","account":"a%d","amount":1}`, i%submitters))}
 				if _, err := h.Submit(ctx, w, cmd); err != nil {
 					errs <- err
 					return
@@ -97,9 +101,15 @@ func TestHandoffReplaysOnlyTheTailAfterTheSnapshot(t *testing.T) {
 		cs := &countingStore{Driver: d}
 		spill := newHost(t, cs, "spill-1", programs.Bank{}, func(c *host.Config) { c.SnapshotEvery = -1 })
 		require.NoError(t, home.Create(ctx, "big"))
-		depositMany(t, home, "big", n)
-		// The second snapshot is taken once the mirror is 2×every past the
-		// grant; the next would need 3×every > n, so none lands after it.
+		// One snapshot put runs at a time and a due snapshot is skipped
+		// while one is in the air (snapshot.go), so under load the put of
+		// the first (at ~every) can outlast the batches that cross 2×every.
+		// Wait for it before the last commands: then a batch past 2×every
+		// lands with no put in the air and takes the second; the next
+		// would need 3×every > n, so none lands after it.
+		depositRange(t, home, "big", 0, 2*every+200)
+		waitSnapshot(t, d, "big", every)
+		depositRange(t, home, "big", 2*every+200, n)
 		snap := waitSnapshot(t, d, "big", 2*every)
 		head, err := d.WorldGet(ctx, &driver.WorldGetParams{World: "big"})
 		require.NoError(t, err)
