@@ -20,7 +20,13 @@ type AppendResult struct {
 	Elapsed   time.Duration
 	Batches   int64
 	Latencies []time.Duration // sorted
+	// CPU is this process's user+system CPU over the run (the appenders,
+	// the group committer and, on SQLite, the store itself).
+	CPU time.Duration
 }
+
+// CPUPerAppend is the process's CPU per acknowledged append.
+func (r AppendResult) CPUPerAppend() time.Duration { return r.CPU / time.Duration(max(r.Appends, 1)) }
 
 // PerSecond is the acknowledged append rate.
 func (r AppendResult) PerSecond() float64 { return float64(r.Appends) / r.Elapsed.Seconds() }
@@ -58,6 +64,7 @@ func Appends(ctx context.Context, d driver.Driver, worldID string, n int, dur ti
 	var lats []time.Duration
 	var firstErr atomic.Pointer[error]
 	deadline := time.Now().Add(dur)
+	cpu0 := ProcessCPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for g := range n {
@@ -82,10 +89,11 @@ func Appends(ctx context.Context, d driver.Driver, worldID string, n int, dur ti
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := ProcessCPU() - cpu0
 	if e := firstErr.Load(); e != nil {
 		return AppendResult{}, *e
 	}
 	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
 	batches, _ := app.Stats()
-	return AppendResult{Appenders: n, Appends: appends.Load(), Elapsed: elapsed, Batches: batches, Latencies: lats}, nil
+	return AppendResult{Appenders: n, Appends: appends.Load(), Elapsed: elapsed, Batches: batches, Latencies: lats, CPU: cpu}, nil
 }
