@@ -110,13 +110,16 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 	defer conn.Release()
 	defer d.endTx(ctx, conn) // a failed statement leaves the transaction open (aborted)
 
-	// One pipeline, one round trip. The transaction is explicit so that the
-	// server's lock and statement timeouts can be set to what is left of the
-	// caller's deadline: a caller that gives up while its append queues for
-	// the world's lock must not have it committed later, unseen. (Only the
-	// unavoidable window of a lost COMMIT reply stays an unknown outcome.)
+	// One pipeline, one round trip, one transaction: the pipeline ends in a
+	// single Sync, and the server runs every statement before a Sync in one
+	// implicit transaction that commits at the Sync (protocol, "Pipelining")
+	// — so no BEGIN and COMMIT statements (two of the four statements an
+	// append was). The server's lock and statement timeouts are set to what
+	// is left of the caller's deadline by set_config(…, true), local to that
+	// transaction: a caller that gives up while its append queues for the
+	// world's lock must not have it committed later, unseen. (Only the
+	// unavoidable window of a lost commit reply stays an unknown outcome.)
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
 	dl, hasDeadline := ctx.Deadline()
 	if hasDeadline {
 		// The server gives up before the caller does, so a caller whose
@@ -132,7 +135,6 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 	b.Queue(`SELECT o_position, o_reason, o_epoch, o_holder, o_key
 		FROM leasehold_journal_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		p.World, now, holders, epochs, seens, kinds, keys, payloads, posns, nonNil(sa.sig), sa.key, sa.ok)
-	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 	fail := func(err error) ([]journal.AppendOutcome, []byte, error) {
@@ -148,7 +150,7 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 		}
 		return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, mapWriteError(err))
 	}
-	for range b.Len() - 2 { // BEGIN and the timeouts
+	for range b.Len() - 1 { // the timeouts
 		if _, err := br.Exec(); err != nil {
 			return fail(err)
 		}
@@ -187,7 +189,9 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 	if err := rows.Err(); err != nil {
 		return fail(err)
 	}
-	if _, err := br.Exec(); err != nil { // COMMIT: only now is the batch durable
+	// The Sync's reply: the implicit transaction's commit. Only now is the
+	// batch durable; an error here (the commit's) means nothing was written.
+	if err := br.Close(); err != nil {
 		return fail(err)
 	}
 	if k != len(idx) {

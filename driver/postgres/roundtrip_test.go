@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -24,10 +25,26 @@ import (
 type countingConn struct {
 	net.Conn
 	writes *atomic.Int64
+	// stmts counts the statements sent: Execute messages of the extended
+	// protocol and simple Query messages. pgx writes whole messages, so
+	// each write is read message by message (type byte, int32 length).
+	stmts *atomic.Int64
 }
 
 func (c countingConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
+	if c.stmts != nil {
+		for m := b; len(m) >= 5; {
+			if m[0] == 'E' || m[0] == 'Q' {
+				c.stmts.Add(1)
+			}
+			n := 1 + int(binary.BigEndian.Uint32(m[1:5]))
+			if n < 5 || n > len(m) {
+				break // a startup message (no type byte) or a split write
+			}
+			m = m[n:]
+		}
+	}
 	return c.Conn.Write(b)
 }
 
@@ -35,7 +52,14 @@ func (c countingConn) Write(b []byte) (int, error) {
 // writes into the returned counter.
 func openCounting(t *testing.T, cfg Config) (*Driver, *atomic.Int64) {
 	t.Helper()
-	var writes atomic.Int64
+	d, writes, _ := openCountingStmts(t, cfg)
+	return d, writes
+}
+
+// openCountingStmts is openCounting that also counts the statements sent.
+func openCountingStmts(t *testing.T, cfg Config) (*Driver, *atomic.Int64, *atomic.Int64) {
+	t.Helper()
+	var writes, stmts atomic.Int64
 	ctx := context.Background()
 	d, err := openPools(ctx, cfg, func(pc *pgxpool.Config) {
 		dial := pc.ConnConfig.DialFunc
@@ -44,14 +68,59 @@ func openCounting(t *testing.T, cfg Config) (*Driver, *atomic.Int64) {
 			if err != nil {
 				return nil, err
 			}
-			return countingConn{Conn: c, writes: &writes}, nil
+			return countingConn{Conn: c, writes: &writes, stmts: &stmts}, nil
 		}
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	_, err = d.Migrate(ctx)
 	require.NoError(t, err)
-	return newDriver(d), &writes
+	return newDriver(d), &writes, &stmts
+}
+
+// TestStatementsPerAppend pins what one append sends in its one round
+// trip: the call of leasehold_journal_append alone, and before it, when the
+// caller has a deadline (the group committer always has), the set_config
+// of the server's timeouts — no BEGIN and COMMIT: the pipeline's Sync
+// closes its implicit transaction. The store's own one-row commit is one
+// statement; the append is two.
+func TestStatementsPerAppend(t *testing.T) {
+	t.Parallel()
+	url, schema := testdb.Schema(t)
+	d, writes, stmts := openCountingStmts(t, Config{URL: url, Schema: schema, CriticalConns: 1, GeneralConns: 1})
+	ctx := context.Background()
+	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: time.Hour})
+	require.NoError(t, err)
+	pos := int64(1)
+	appendOne := func(ctx context.Context) {
+		t.Helper()
+		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
+			Requests: []journal.AppendRequest{{Holder: "home", Epoch: 1, SeenPosition: 1, Kind: "x", Payload: []byte(`{}`)}}})
+		require.NoError(t, err)
+		require.NoError(t, out[0].Err)
+		pos++
+		require.Equal(t, pos, out[0].Position)
+	}
+	withDeadline := func() {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		appendOne(ctx)
+	}
+	for _, c := range []struct {
+		name  string
+		op    func()
+		stmts int64
+	}{
+		{"no deadline: the function call", func() { appendOne(ctx) }, 1},
+		{"deadline: set_config and the function call", withDeadline, 2},
+	} {
+		c.op() // warm: prepares the statements
+		w0, s0 := writes.Load(), stmts.Load()
+		c.op()
+		require.Equal(t, int64(1), writes.Load()-w0, c.name+": round trips")
+		require.Equal(t, c.stmts, stmts.Load()-s0, c.name+": statements")
+	}
+	auditHead(t, d, "w1")
 }
 
 // TestRoundTripsPerChange pins the cost of the change path on a warm
