@@ -3,9 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -81,7 +78,7 @@ func BenchmarkAppendBesideFloor(b *testing.B) {
 func measureBackend(b *testing.B, pids []int, op func()) {
 	cpu := func() (sum time.Duration) {
 		for _, pid := range pids {
-			sum += backendCPU(b, pid)
+			sum += localBackendCPU(b, pid)
 		}
 		return sum
 	}
@@ -94,14 +91,12 @@ func measureBackend(b *testing.B, pids []int, op func()) {
 	b.ReportMetric(float64((cpu()-c0).Microseconds())/float64(b.N), "server-µs/op")
 }
 
-// backendCPU is a local process's utime+stime from /proc/<pid>/stat.
-func backendCPU(b *testing.B, pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Skipf("the server's backend is not a local process: %v", err)
+// localBackendCPU is backendCPU (events_explain_test.go) for a benchmark,
+// which skips when the server is not a local process.
+func localBackendCPU(b *testing.B, pid int) time.Duration {
+	d := backendCPU(pid)
+	if d < 0 {
+		b.Skipf("the server's backend %d is not a local process", pid)
 	}
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64) // field 14 of stat, after pid and comm
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ = 100
+	return d
 }
