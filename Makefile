@@ -14,10 +14,18 @@ help:
 test:
 	$(GO) test -count=1 -timeout 30m $(PKGS)
 
-## test-race: run every test with the race detector (what CI runs)
+## test-race: run every test with the race detector (what CI runs): test-race-pass, then test-norace
 .PHONY: test-race
-test-race:
+test-race: test-race-pass test-norace
+
+## test-race-pass: the race pass (every package but the hostile-input corpus, libSQL and drivertest)
+.PHONY: test-race-pass
+test-race-pass:
 	$(GO) test -race -count=1 -timeout 30m -skip 'TestConformance/HostileInputContract' $$($(GO) list $(PKGS) | grep -v -e '/driver/libsql$$' -e '/driver/drivertest$$')
+
+## test-norace: the rest of test-race, without -race (mostly waits on fsync and Postgres: .ci/run overlaps it with sim-ci)
+.PHONY: test-norace
+test-norace:
 	# Without -race: the hostile-input corpus, one caller at a time through
 	# each store (drivertest: 3,000+ calls per store; the conformance
 	# suite's HostileInputContract: two thirds of a driver's run) — under
@@ -40,9 +48,12 @@ sim:
 	$(GO) run ./cmd/leasehold sim --seeds $(SEEDS) --from $(FROM)
 
 ## sim-ci: the fixed simulator block CI runs: 500 seeds without -race, and each planted bug caught within 1,000 seeds
-.PHONY: sim-ci
-sim-ci:
+# Its two halves are single-threaded (one seed after another): .ci/run runs them side by side.
+.PHONY: sim-ci sim-ci-seeds sim-ci-bugs
+sim-ci: sim-ci-seeds sim-ci-bugs
+sim-ci-seeds:
 	$(GO) test -count=1 -run '^TestSeeds$$' -v ./internal/sim
+sim-ci-bugs:
 	$(GO) test -tags simbugs -count=1 -run '^TestPlantedBugsAreCaught$$' -v ./internal/sim
 
 ## model: check the Promela model of the lease protocol with spin (and that each planted bug yields a counterexample)
