@@ -47,12 +47,12 @@ FROM ?= 1
 sim:
 	$(GO) run ./cmd/leasehold sim --seeds $(SEEDS) --from $(FROM)
 
-## sim-ci: the fixed simulator block CI runs: 500 seeds without -race, and each planted bug caught within 1,000 seeds
+## sim-ci: the fixed simulator block CI runs: 500 seeds and the replay check without -race, and each planted bug caught within 1,000 seeds
 # Its two halves are single-threaded (one seed after another): .ci/run runs them side by side.
 .PHONY: sim-ci sim-ci-seeds sim-ci-bugs
 sim-ci: sim-ci-seeds sim-ci-bugs
 sim-ci-seeds:
-	$(GO) test -count=1 -run '^TestSeeds$$' -v ./internal/sim
+	$(GO) test -count=1 -run '^(TestSeeds|TestSeedReplaysExactly)$$' -v ./internal/sim
 sim-ci-bugs:
 	$(GO) test -tags simbugs -count=1 -run '^TestPlantedBugsAreCaught$$' -v ./internal/sim
 
