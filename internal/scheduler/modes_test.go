@@ -23,15 +23,35 @@ import (
 	"github.com/leasehold/leasehold/runs"
 )
 
-// renewCounter counts the renewal statements a worker sends, by path.
+// renewCounter counts the renewal statements a worker sends, by path, and
+// the synchronous ones per run.
 type renewCounter struct {
 	scheduler.Store
 	sync, drains atomic.Int64
+	mu           sync.Mutex
+	perRun       map[int64]int64
 }
 
 func (s *renewCounter) RunRenew(ctx context.Context, p *driver.RunRenewParams) (*driver.Run, error) {
 	s.sync.Add(1)
+	s.mu.Lock()
+	if s.perRun == nil {
+		s.perRun = map[int64]int64{}
+	}
+	s.perRun[p.ID]++
+	s.mu.Unlock()
 	return s.Store.RunRenew(ctx, p)
+}
+
+// syncPerRun is a copy of the synchronous renewals counted per run.
+func (s *renewCounter) syncPerRun() map[int64]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int64]int64, len(s.perRun))
+	for id, n := range s.perRun {
+		out[id] = n
+	}
+	return out
 }
 
 func (s *renewCounter) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
@@ -98,6 +118,13 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 				}
 			}
 			// Each mode for a dozen renewal periods; the statements go to its path.
+			// lateSyncs is the most synchronous renewals one run sent in the
+			// window: in writebehind a run may still land the one it decided
+			// under the old mode (its loop read the mode before the switch
+			// and a loaded box delayed the call past settle: CI saw 5 at load
+			// 15 under -race), never a second — a writebehind that kept
+			// renewing synchronously would send one per T_renew, a dozen.
+			var lateSyncs int64
 			phase := func(m keeper.Mode) (syncs, drains int64) {
 				require.NoError(t, w.SetMode(m))
 				time.Sleep(fastTiming.Renew) // the switch takes effect at each run's next renewal
@@ -107,12 +134,16 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 				case keeper.ModeSync:
 					settle(&counter.drains)
 				}
-				s0, d0 := counter.sync.Load(), counter.drains.Load()
+				s0, d0, per0 := counter.sync.Load(), counter.drains.Load(), counter.syncPerRun()
 				time.Sleep(12 * fastTiming.Renew)
+				lateSyncs = 0
+				for id, n := range counter.syncPerRun() {
+					lateSyncs = max(lateSyncs, n-per0[id])
+				}
 				return counter.sync.Load() - s0, counter.drains.Load() - d0
 			}
 			s, d := phase(keeper.ModeWriteBehind)
-			require.Zero(t, s, "writebehind: no synchronous renewal")
+			require.LessOrEqual(t, lateSyncs, int64(1), "writebehind: no synchronous renewal but one decided before the switch (%d in all)", s)
 			require.Positive(t, d)
 			require.Less(t, d, int64(25), "writebehind: about one drain per T_drain for all %d runs", n)
 			s, d = phase(keeper.ModeSync)
@@ -123,7 +154,7 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 			require.Greater(t, s, int64(n*3), "dark: the sync writes stay")
 			require.Positive(t, d, "dark: and the drain runs beside them")
 			s, d = phase(keeper.ModeWriteBehind)
-			require.Zero(t, s, "back to writebehind")
+			require.LessOrEqual(t, lateSyncs, int64(1), "back to writebehind: no synchronous renewal but one decided before the switch (%d in all)", s)
 			require.Positive(t, d)
 			st := w.Keeper().Stats()
 			require.Zero(t, st.Lost)
