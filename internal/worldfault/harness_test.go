@@ -306,8 +306,9 @@ func (s *scenario) checkJournal(w string) []journal.Entry {
 			require.Equal(t, 1, calls[a.key], "acknowledged payout %s invoked once", a.key)
 		}
 	}
-	t.Logf("journal: %d entries, %d turns in %d signed batches (every signature valid), %d acknowledged; witness: %d payouts acknowledged, %d effects invoked, each once, %d settled by reconciliation; spans: %s",
-		len(es), len(count), signed, len(s.acks), payouts, len(calls), resolved, spans(rep))
+	ok := cliAudit(t, es, rep, signed)
+	t.Logf("journal: %d entries, %d turns in %d signed batches (every signature valid), %d acknowledged; witness: %d payouts acknowledged, %d effects invoked, each once, %d settled by reconciliation; spans: %s; leasehold audit --file: %s",
+		len(es), len(count), signed, len(s.acks), payouts, len(calls), resolved, spans(rep), ok)
 	return es
 }
 
