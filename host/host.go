@@ -437,18 +437,28 @@ func (h *Host) Prepare(ctx context.Context, w string) error {
 // pool (Config.HomePool) when it serves one — so the sweep grants a live
 // replica of the pool when this host dies — else this node.
 func (h *Host) Create(ctx context.Context, w string) error {
-	if _, err := h.slot(w); err != nil {
-		return err
-	}
 	home := h.cfg.Node
 	if h.cfg.HomePool != "" {
 		home = h.cfg.HomePool
 	}
+	// The slot's lock is taken before the world exists: the pool's look
+	// (firstLook) lists the pool's worlds on its own tick, and had it read
+	// the new world between WorldCreate and the acquire, its first look
+	// would fix the horizon at epoch 1 and Created could no longer adopt
+	// the grant this call made (CI saw Create fail so, under load).
+	s, err := h.slot(w)
+	if err != nil {
+		return err
+	}
+	if err := s.mu.lock(ctx, h.cfg.Runtime); err != nil {
+		return err
+	}
+	defer s.mu.unlock()
 	head, err := h.cfg.Store.WorldCreate(ctx, &driver.WorldCreateParams{World: w, Home: home, Holder: h.cfg.Node, Term: h.cfg.Timing.Lease})
 	if err != nil {
 		return err
 	}
-	_, err = h.acquire(ctx, w, head)
+	_, err = h.acquireLocked(ctx, w, s, head)
 	return err
 }
 
@@ -507,6 +517,11 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 		return nil, err
 	}
 	defer s.mu.unlock()
+	return h.acquireLocked(ctx, w, s, created)
+}
+
+// acquireLocked is acquire with w's slot lock held by the caller.
+func (h *Host) acquireLocked(ctx context.Context, w string, s *slot, created *driver.World) (*hosted, error) {
 	h.mu.Lock()
 	hw, loopCtx := h.held[w], h.ctx
 	h.mu.Unlock()
@@ -516,6 +531,7 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	holder, m := s.holder, s.m
 	var adopted bool
 	var head *driver.World
+	var err error
 	if created != nil {
 		head, adopted = created, holder.Created(created)
 	} else if head, adopted, err = holder.Read(ctx); err != nil {
