@@ -227,3 +227,39 @@ func TestHostCreateHomesAWorldOnItsPool(t *testing.T) {
 		auditOK(t, journalOf(t, d, "made"))
 	})
 }
+
+// lookDuringCreate is a store whose WorldCreate, once the world exists,
+// lets the creating host's pool look at it at once if it can: the
+// interleaving where the look's tick lands between the create and the
+// acquire.
+type lookDuringCreate struct {
+	driver.Driver
+	h      *host.Host
+	looked bool
+}
+
+func (s *lookDuringCreate) WorldCreate(ctx context.Context, p *driver.WorldCreateParams) (*driver.World, error) {
+	w, err := s.Driver.WorldCreate(ctx, p)
+	if err == nil && s.h != nil {
+		s.looked = host.LookNowIfFree(s.h, w)
+	}
+	return w, err
+}
+
+// TestCreateIsNotUndoneByThePoolsLook: a pool replica's own look at the
+// pool cannot land between its WorldCreate and the acquire (it used to,
+// fixing the holder's horizon at epoch 1 so Create answered "not held
+// here; holder is home-1": seen in CI under load).
+func TestCreateIsNotUndoneByThePoolsLook(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, d driver.Driver) {
+		ctx := context.Background()
+		s := &lookDuringCreate{Driver: d}
+		h := newHost(t, s, "home-1", programs.Bank{}, pooled)
+		s.h = h
+		require.NoError(t, h.Create(ctx, "made"))
+		require.False(t, s.looked, "the look found the new world's slot free between the create and the acquire")
+		_, err := h.Submit(ctx, "made", deposit("a", 1))
+		require.NoError(t, err)
+	})
+}
