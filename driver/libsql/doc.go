@@ -19,4 +19,12 @@
 //
 // The conformance suite (driver/drivertest) runs on it as on the other
 // stores. Driver.Name() is "sqlite": the SQL dialect.
+//
+// Known fault in go-libsql (not ours): (*rows).Next can leave a
+// non-pointer value in a pointer-typed stack slot, and a garbage
+// collection that shrinks that goroutine's stack then stops the process
+// with "invalid pointer found on stack". It is rare (twice in many CI
+// runs). Until go-libsql fixes it, run processes that use this driver with
+// GODEBUG=invalidptr=0, which turns off that one runtime check (this
+// package's tests do, main_test.go).
 package libsql
