@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,25 +32,15 @@ import (
 // table pages for the 1,000 rows themselves (docs/BENCHMARKS.md, Stop 25).
 func TestEventAppendWALFrames(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "wal.db")
-	d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
-	// The WAL only grows while the automatic checkpoint is off.
-	tx, err := d.BeginTx(ctx)
-	require.NoError(t, err)
-	_, err = tx.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0")
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit())
-	const frame = 24 + 4096 // WAL frame header + page (the default page size)
+	d, path := openWALCounted(t)
+	noAutoCheckpoint(t, d)
+	const frame = walFrame
 	const nRuns, batch, warm, rounds = 100, 1000, 60, 10
 	es := make([]runs.Enqueue, nRuns)
 	for i := range es {
 		es[i] = runs.Enqueue{Queue: "q", Payload: []byte(`{"n":1}`)}
 	}
-	_, err = d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: es})
+	_, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: es})
 	require.NoError(t, err)
 	held, err := d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "o", Limit: nRuns, Lease: time.Hour})
 	require.NoError(t, err)

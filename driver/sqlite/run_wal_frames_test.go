@@ -33,18 +33,8 @@ func TestRunPathWALFrames(t *testing.T) {
 	})
 	_, err = d.Migrate(ctx)
 	require.NoError(t, err)
-	// The WAL only grows while the automatic checkpoint is off.
-	tx, err := d.BeginTx(ctx)
-	require.NoError(t, err)
-	_, err = tx.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0")
-	require.NoError(t, err)
-	require.NoError(t, tx.Commit())
-	walSize := func() int64 {
-		fi, err := os.Stat(path + "-wal")
-		require.NoError(t, err)
-		return fi.Size()
-	}
-	const frame = 24 + 4096 // WAL frame header + page (the default page size)
+	noAutoCheckpoint(t, d)
+	const frame = walFrame
 	const batch, rounds = 100, 20
 	es := make([]runs.Enqueue, batch*rounds)
 	for i := range es {
@@ -54,11 +44,11 @@ func TestRunPathWALFrames(t *testing.T) {
 	require.NoError(t, err)
 	var claimBytes, completeBytes int64
 	for range rounds {
-		w0 := walSize()
+		w0 := walSize(t, path)
 		held, err := d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "o", Limit: batch, Lease: runs.MaxLease})
 		require.NoError(t, err)
 		require.Len(t, held, batch)
-		w1 := walSize()
+		w1 := walSize(t, path)
 		p := &driver.RunCompleteManyParams{}
 		for _, r := range held {
 			p.Runs = append(p.Runs, driver.RunCompletion{ID: r.ID, Fence: r.Fence})
@@ -67,7 +57,7 @@ func TestRunPathWALFrames(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, res.Completed, batch)
 		claimBytes += w1 - w0
-		completeBytes += walSize() - w1
+		completeBytes += walSize(t, path) - w1
 		if os.Getenv("PERF_WAL_DUMP") != "" {
 			raw, err := os.ReadFile(path + "-wal")
 			require.NoError(t, err)
@@ -80,7 +70,7 @@ func TestRunPathWALFrames(t *testing.T) {
 				t.Logf("%s pages: %v", name, pages)
 			}
 			dump("claim", w0, w1)
-			dump("complete", w1, walSize())
+			dump("complete", w1, walSize(t, path))
 		}
 	}
 	perRun := func(b int64) float64 { return float64(b) / frame / (batch * rounds) }

@@ -3,15 +3,12 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/driver/sqlite"
 	"github.com/leasehold/leasehold/journal"
 )
 
@@ -23,23 +20,13 @@ import (
 // (condUpdateTail), so the worlds_expiry index is not touched.
 func TestAppendWALFrames(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "wal.db")
-	d, err := sqlite.Open(ctx, sqlite.Config{Path: path})
+	d, path := openWALCounted(t)
+	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: time.Hour})
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
-	_, err = d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: time.Hour})
-	require.NoError(t, err)
-	walSize := func() int64 {
-		fi, err := os.Stat(path + "-wal")
-		require.NoError(t, err)
-		return fi.Size()
-	}
-	const frame = 24 + 4096 // WAL frame header + page (the default page size)
-	const n = 40            // well under the 1000-page auto-checkpoint
+	const frame = walFrame
+	const n = 40 // well under the 1000-page auto-checkpoint
 	appendN := func(keyed bool) float64 {
-		start := walSize()
+		start := walSize(t, path)
 		for i := range n {
 			req := journal.AppendRequest{Holder: "home", Epoch: 1, SeenPosition: 1, Kind: "bench", Payload: []byte(`{"n":1}`)}
 			if keyed {
@@ -49,7 +36,7 @@ func TestAppendWALFrames(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, out[0].Err)
 		}
-		return float64(walSize()-start) / frame / n
+		return float64(walSize(t, path)-start) / frame / n
 	}
 	appendN(false) // warm: the first appends grow the tables
 	keyless, keyed := appendN(false), appendN(true)
