@@ -411,11 +411,8 @@ func (h *Host) Acquire(ctx context.Context, w string) error {
 // On a host that holds the world it does nothing: the world's loop owns the
 // holder and the mirror then (touching them here raced with its turns).
 func (h *Host) Prepare(ctx context.Context, w string) error {
-	s, err := h.slot(w)
+	s, err := h.lockedSlot(ctx, w)
 	if err != nil {
-		return err
-	}
-	if err := s.mu.lock(ctx, h.cfg.Runtime); err != nil {
 		return err
 	}
 	defer s.mu.unlock()
@@ -446,11 +443,8 @@ func (h *Host) Create(ctx context.Context, w string) error {
 	// the new world between WorldCreate and the acquire, its first look
 	// would fix the horizon at epoch 1 and Created could no longer adopt
 	// the grant this call made (CI saw Create fail so, under load).
-	s, err := h.slot(w)
+	s, err := h.lockedSlot(ctx, w)
 	if err != nil {
-		return err
-	}
-	if err := s.mu.lock(ctx, h.cfg.Runtime); err != nil {
 		return err
 	}
 	defer s.mu.unlock()
@@ -483,6 +477,18 @@ func (h *Host) slot(w string) (*slot, error) {
 	return s, nil
 }
 
+// lockedSlot is w's slot with its lock taken (the caller unlocks it).
+func (h *Host) lockedSlot(ctx context.Context, w string) (*slot, error) {
+	s, err := h.slot(w)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mu.lock(ctx, h.cfg.Runtime); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // markLooked records that w's holder has looked (call it under the
 // slot's lock, after a successful Read, Observe or Created).
 func (h *Host) markLooked(w string) {
@@ -509,11 +515,8 @@ func (h *Host) acquire(ctx context.Context, w string, created *driver.World) (*h
 	if hw != nil {
 		return hw, nil
 	}
-	s, err := h.slot(w)
+	s, err := h.lockedSlot(ctx, w)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.mu.lock(ctx, h.cfg.Runtime); err != nil {
 		return nil, err
 	}
 	defer s.mu.unlock()
