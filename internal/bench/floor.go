@@ -98,26 +98,3 @@ func OpenPostgresFloor(ctx context.Context, url, schema string) (*Floor, error) 
 		close: func() { conn.Close(context.Background()) },
 	}, nil
 }
-
-// SQLiteMinimalCommit measures the SQLite floor for d and returns its mean.
-func SQLiteMinimalCommit(ctx context.Context, dir string, d time.Duration) (time.Duration, error) {
-	f, err := OpenSQLiteFloor(ctx, dir)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	r, err := f.Measure(d)
-	return r.Mean(), err
-}
-
-// PostgresMinimalCommit measures the Postgres floor for d and returns its
-// mean.
-func PostgresMinimalCommit(ctx context.Context, url, schema string, d time.Duration) (time.Duration, error) {
-	f, err := OpenPostgresFloor(ctx, url, schema)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	r, err := f.Measure(d)
-	return r.Mean(), err
-}
