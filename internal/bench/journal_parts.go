@@ -40,8 +40,9 @@ type PartStep struct {
 	// 0 on Postgres, whose WAL the other sessions of the server share).
 	WALBytes int64
 	// StatementWALBytes is, on Postgres, the WAL the step's statements
-	// wrote in one transaction as EXPLAIN (ANALYZE, WAL) reports it (the
-	// commit record aside; 0 where not measured).
+	// wrote in one transaction as EXPLAIN (ANALYZE, WAL) reports it, the
+	// least of five such transactions (the commit record aside; 0 where
+	// not measured).
 	StatementWALBytes int64
 }
 
@@ -421,9 +422,22 @@ func PostgresParts(ctx context.Context, d driver.Driver, url, schema string, cfg
 		depth int
 		table string
 	}{{0, "journal_entries"}, {1, "journal_entries"}, {2, "journal_entries"}, {2, "bench_entries"}, {3, "journal_entries"}, {3, "bench_entries"}} {
-		if out[i+1].StatementWALBytes, err = walOf(ctx, p.depth, p.table); err != nil {
-			return nil, fmt.Errorf("%s: explaining: %w", out[i+1].Name, err)
+		// The least of five: a statement that splits an index page, starts
+		// a heap page or writes a page's first image since a checkpoint
+		// writes more than the part itself, and which statement does is
+		// the server's timing, not the part's (CI saw a keyed transaction
+		// 4 bytes short of a keyless one that had split a page).
+		least := int64(-1)
+		for range 5 {
+			w, err := walOf(ctx, p.depth, p.table)
+			if err != nil {
+				return nil, fmt.Errorf("%s: explaining: %w", out[i+1].Name, err)
+			}
+			if least < 0 || w < least {
+				least = w
+			}
 		}
+		out[i+1].StatementWALBytes = least
 	}
 	return out, nil
 }

@@ -57,6 +57,9 @@ func TestJournalPartsPostgres(t *testing.T) {
 	steps, err := PostgresParts(ctx, d, url, schema, PartsConfig{Rounds: 1, Slice: 20 * time.Millisecond})
 	require.NoError(t, err)
 	checkParts(t, ctx, d, steps, 9)
+	for _, s := range steps {
+		t.Logf("%-55s %d B", s.Name, s.StatementWALBytes)
+	}
 	// The head lock writes a row-lock record; the update and each insert
 	// add theirs; the key adds its index entry.
 	for i := 1; i <= 6; i++ {
