@@ -31,28 +31,6 @@ type steppedClock struct {
 
 func (c *steppedClock) Now() time.Time { return c.Clock.Now().Add(time.Duration(c.off.Load())) }
 
-// signalling is a slog handler that sends each record's text, with its
-// attributes, to the channel of the first prefix it starts with.
-type signalling map[string]chan string
-
-func (s signalling) Enabled(context.Context, slog.Level) bool { return true }
-func (s signalling) WithAttrs([]slog.Attr) slog.Handler       { return s }
-func (s signalling) WithGroup(string) slog.Handler            { return s }
-func (s signalling) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	b.WriteString(r.Message)
-	r.Attrs(func(a slog.Attr) bool { b.WriteString(" " + a.String()); return true })
-	for prefix, ch := range s {
-		if strings.HasPrefix(r.Message, prefix) {
-			select {
-			case ch <- b.String():
-			default:
-			}
-		}
-	}
-	return nil
-}
-
 func TestAStoreClockSteppedAtRuntimeIsDetectedLoggedAndShrinksTheRunway(t *testing.T) {
 	t.Parallel()
 	for _, sk := range storeKinds {
@@ -65,7 +43,7 @@ func TestAStoreClockSteppedAtRuntimeIsDetectedLoggedAndShrinksTheRunway(t *testi
 			require.NoError(t, events.Start(ctx))
 			defer events.Stop(ctx)
 			moved, back := make(chan string, 1), make(chan string, 1)
-			log := slog.New(signalling{"store clock moved": moved, "store clock back": back})
+			log := slog.New(scheduler.LogSignals{"store clock moved": moved, "store clock back": back})
 			w, err := scheduler.NewWorker(store, events, scheduler.WorkerConfig{Queues: map[string]int{"q": 1},
 				Timing: fastTiming, Logger: log}) // writebehind: the drain is the evidence
 			require.NoError(t, err)

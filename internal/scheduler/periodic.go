@@ -237,13 +237,14 @@ func (p *PeriodicService) enqueueTick(ctx context.Context, i int, tick time.Time
 }
 
 // catchUp enqueues schedule i's latest tick at or before now if it is
-// not older than MaxCatchUp.
-func (p *PeriodicService) catchUp(ctx context.Context, i int, now time.Time) {
+// not older than MaxCatchUp, and returns it (zero if none).
+func (p *PeriodicService) catchUp(ctx context.Context, i int, now time.Time) time.Time {
 	t := prevTick(p.sched[i], now)
 	if t.IsZero() || (p.cfg.MaxCatchUp > 0 && now.Sub(t) >= p.cfg.MaxCatchUp) {
-		return
+		return time.Time{}
 	}
 	p.enqueueTick(ctx, i, t)
+	return t
 }
 
 // loop runs schedule i until ctx ends.
@@ -266,9 +267,18 @@ func (p *PeriodicService) loop(ctx context.Context, i int) {
 			continue
 		}
 		// Late: ticks passed while this one was enqueued (or the process
-		// stalled). Skip drops them; catch-up enqueues the latest.
+		// stalled). Skip drops them; catch-up enqueues the latest. Either
+		// way this process passed some over, and says which: another
+		// process may have enqueued them, and if none did the operator
+		// (and the process test) can tell a policy's gap from a lost tick.
+		through := prevTick(s, now)
 		if sc.Missed == MissedCatchUpOne {
-			p.catchUp(ctx, i, now)
+			if caught := p.catchUp(ctx, i, now); !caught.IsZero() {
+				through = prevTick(s, caught.Add(-time.Nanosecond))
+			}
+		}
+		if !through.Before(following) {
+			p.cfg.Logger.Warn("periodic ticks passed over", "schedule", sc.Name, "from", following, "through", through)
 		}
 		next = s.Next(now)
 	}

@@ -62,14 +62,16 @@ func TestPeriodicTicks(t *testing.T) {
 // periodicHarness runs a PeriodicService on a fake clock over an
 // in-memory key set standing in for the store's unique index.
 type periodicHarness struct {
-	clk   *clock.Fake
-	mu    sync.Mutex
-	keys  map[string]bool
-	ticks chan time.Time // every inserted tick
+	clk    *clock.Fake
+	passed chan string // "periodic ticks passed over" log lines
+	mu     sync.Mutex
+	keys   map[string]bool
+	ticks  chan time.Time // every inserted tick
 }
 
 func newPeriodicHarness(t *testing.T, start time.Time, p Periodic, maxCatchUp time.Duration, taken ...string) (*periodicHarness, *PeriodicService) {
-	h := &periodicHarness{clk: clock.NewFake(start), keys: map[string]bool{}, ticks: make(chan time.Time, 100)}
+	h := &periodicHarness{clk: clock.NewFake(start), keys: map[string]bool{}, ticks: make(chan time.Time, 100),
+		passed: make(chan string, 10)}
 	for _, k := range taken {
 		h.keys[k] = true
 	}
@@ -79,7 +81,8 @@ func newPeriodicHarness(t *testing.T, start time.Time, p Periodic, maxCatchUp ti
 		existing := h.keys[e.UniqueKey]
 		h.keys[e.UniqueKey] = true
 		return driver.RunEnqueued{Run: &driver.Run{ID: 1, UniqueKey: e.UniqueKey}, Existing: existing}, nil
-	}, PeriodicConfig{Schedules: []Periodic{p}, MaxCatchUp: maxCatchUp, Clock: h.clk, Logger: slog.New(slog.DiscardHandler),
+	}, PeriodicConfig{Schedules: []Periodic{p}, MaxCatchUp: maxCatchUp, Clock: h.clk,
+		Logger: slog.New(LogSignals{"periodic ticks passed over": h.passed}),
 		OnEnqueue: func(_ string, tick time.Time, inserted bool, err error) {
 			if inserted && err == nil {
 				h.ticks <- tick
@@ -99,6 +102,18 @@ func (h *periodicHarness) next(t *testing.T) time.Time {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no tick enqueued")
 		return time.Time{}
+	}
+}
+
+// passedOver returns the "passed over" line logged already (none: fail).
+func (h *periodicHarness) passedOver(t *testing.T) string {
+	t.Helper()
+	select {
+	case s := <-h.passed:
+		return s
+	default:
+		t.Fatal("no ticks said to be passed over")
+		return ""
 	}
 }
 
@@ -137,7 +152,8 @@ func TestPeriodicMissedTicks(t *testing.T) {
 	h.none(t)                       // skip: nothing at start
 	h.clk.Advance(10 * time.Minute) // the process stalled through ten ticks
 	require.Equal(t, time.Date(2026, 12, 2, 10, 18, 0, 0, time.UTC), h.next(t), "the tick it was waiting for")
-	h.none(t) // the nine after it are dropped
+	h.none(t) // the nine after it are dropped, and said to be
+	require.Equal(t, "periodic ticks passed over schedule=n from=2026-12-02 10:19:00 +0000 UTC through=2026-12-02 10:27:00 +0000 UTC", h.passedOver(t))
 	h.clk.Advance(time.Minute)
 	require.Equal(t, time.Date(2026, 12, 2, 10, 28, 0, 0, time.UTC), h.next(t))
 
@@ -149,6 +165,10 @@ func TestPeriodicMissedTicks(t *testing.T) {
 	require.Equal(t, time.Date(2026, 12, 2, 10, 18, 0, 0, time.UTC), h2.next(t))
 	require.Equal(t, time.Date(2026, 12, 2, 10, 27, 0, 0, time.UTC), h2.next(t), "the latest missed tick, once")
 	h2.none(t)
+	require.Equal(t, "periodic ticks passed over schedule=c from=2026-12-02 10:19:00 +0000 UTC through=2026-12-02 10:26:00 +0000 UTC", h2.passedOver(t),
+		"the ticks between the one waited for and the one caught up")
+	require.Empty(t, h.passed, "a process on time passes nothing over")
+	require.Empty(t, h2.passed)
 
 	old := Periodic{Name: "o", Cron: "0 3 * * *", Missed: MissedCatchUpOne, Run: runs.Enqueue{Queue: "q"}}
 	h3, _ := newPeriodicHarness(t, start, old, time.Hour)
