@@ -117,8 +117,14 @@ func TestHandoffReplaysOnlyTheTailAfterTheSnapshot(t *testing.T) {
 
 		require.NoError(t, spill.Prepare(ctx, "big"))
 		atPrepare := cs.read.Load()
-		t.Logf("prepare read %d entries of %d (snapshot at %d)", atPrepare, head.Position, snap.Position)
-		require.Equal(t, head.Position-snap.Position+1, atPrepare, "the snapshot's entry (its check) and the entries after it, nothing before")
+		// The home still holds the world and may journal a renewal while
+		// the spill node prepares (CI under load saw one): Prepare reads to
+		// the head it finds, between the two heads read around it.
+		head2, err := d.WorldGet(ctx, &driver.WorldGetParams{World: "big"})
+		require.NoError(t, err)
+		t.Logf("prepare read %d entries of %d–%d (snapshot at %d)", atPrepare, head.Position, head2.Position, snap.Position)
+		require.GreaterOrEqual(t, atPrepare, head.Position-snap.Position+1, "the snapshot's entry (its check) and the entries after it")
+		require.LessOrEqual(t, atPrepare, head2.Position-snap.Position+1, "nothing before the snapshot's entry")
 		st := spill.Stats()
 		require.Equal(t, int64(1), st.SnapshotsRestored)
 		require.Zero(t, st.SnapshotsIgnored)
