@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leasehold/leasehold/driver"
@@ -34,36 +35,67 @@ const storeNowSQL = `t AS (SELECT coalesce($1::timestamptz, clock_timestamp()) A
 
 // runRow is the scan target of one runs row; run converts it, reading the
 // nullable columns as zero values and times in UTC.
+//
+// A scan allocates little (a claim scans hundreds of rows, one per run it
+// hands out): the text columns scan through keptText, which keeps the
+// string already there when the bytes are the same — scanRuns reuses one
+// runRow for every row, so a batch's queue, state and owner are allocated
+// once, not per row — and the nullable times scan into
+// pgtype.Timestamptz values, not pointers pgx would allocate.
 type runRow struct {
-	r                  driver.Run
-	state              string
-	expires, finished  *time.Time
-	reclaimed          *time.Time
-	scheduled, created time.Time
+	r                            driver.Run
+	state                        string
+	expires, finished, reclaimed pgtype.Timestamptz
+	dst                          []any
 }
 
 func (x *runRow) dest() []any {
-	r := &x.r
-	return []any{&r.ID, &r.Queue, &r.Payload, &r.Priority, &x.state, &r.Attempt, &r.MaxAttempts,
-		&r.Fence, &r.Owner, &x.scheduled, &x.expires, &r.UniqueKey, &r.Reason, &r.Result, &x.created, &x.finished, &r.Snoozes, &x.reclaimed}
+	if x.dst == nil {
+		r := &x.r
+		x.dst = []any{&r.ID, keptText{&r.Queue}, &r.Payload, &r.Priority, keptText{&x.state}, &r.Attempt, &r.MaxAttempts,
+			&r.Fence, keptText{&r.Owner}, &r.ScheduledAt, &x.expires, keptText{&r.UniqueKey}, keptText{&r.Reason}, &r.Result,
+			&r.CreatedAt, &x.finished, &r.Snoozes, &x.reclaimed}
+	}
+	return x.dst
 }
 
-func (x *runRow) run() *driver.Run {
-	r := x.r
+// keptText scans a text column into *s, keeping the string *s holds when
+// it has the same bytes (comparing does not allocate). The columns it
+// scans are NOT NULL.
+type keptText struct{ s *string }
+
+func (k keptText) ScanBytes(v []byte) error {
+	if v == nil {
+		return errors.New("cannot scan NULL into a string")
+	}
+	if *k.s != string(v) {
+		*k.s = string(v)
+	}
+	return nil
+}
+
+// runInto finishes the scanned row into r.
+func (x *runRow) runInto(r *driver.Run) {
+	*r = x.r
 	r.State = runs.State(x.state)
 	// pgx returns timestamptz in the local zone; every time the driver
 	// hands out is UTC (the instant is the same either way).
-	r.ScheduledAt, r.CreatedAt = x.scheduled.UTC(), x.created.UTC()
-	if x.expires != nil {
-		r.ExpiresAt = x.expires.UTC()
+	r.ScheduledAt, r.CreatedAt = x.r.ScheduledAt.UTC(), x.r.CreatedAt.UTC()
+	r.ExpiresAt, r.FinishedAt, r.ReclaimedAt = utcOrZero(x.expires), utcOrZero(x.finished), utcOrZero(x.reclaimed)
+}
+
+func (x *runRow) run() *driver.Run {
+	r := new(driver.Run)
+	x.runInto(r)
+	return r
+}
+
+// utcOrZero is a nullable time in UTC, zero for NULL.
+func utcOrZero(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return time.Time{}
 	}
-	if x.finished != nil {
-		r.FinishedAt = x.finished.UTC()
-	}
-	if x.reclaimed != nil {
-		r.ReclaimedAt = x.reclaimed.UTC()
-	}
-	return &r
+	return t.Time.UTC()
 }
 
 // scanRun scans one row of runColumns.
@@ -75,11 +107,33 @@ func scanRun(row pgx.Row) (*driver.Run, error) {
 	return x.run(), nil
 }
 
-// scanRuns scans every row of runColumns.
+// scanRuns scans every row of runColumns through one runRow. The runs
+// are allocated in blocks, each twice the last up to maxRunBlock, so a
+// claim of hundreds allocates a handful and a claim of one allocates one.
 func scanRuns(rows pgx.Rows) ([]*driver.Run, error) {
 	defer rows.Close()
-	return driver.CollectRows(rows, func() (*driver.Run, error) { return scanRun(rows) })
+	var x runRow
+	dest := x.dest()
+	var block []driver.Run
+	size := 1
+	return driver.CollectRows(rows, func() (*driver.Run, error) {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		if len(block) == 0 {
+			block = make([]driver.Run, size)
+			size = min(2*size, maxRunBlock)
+		}
+		r := &block[0]
+		block = block[1:]
+		x.runInto(r)
+		return r, nil
+	})
 }
+
+// maxRunBlock bounds the runs scanRuns allocates at once (and so the
+// neighbours one run handed out keeps alive).
+const maxRunBlock = 64
 
 // RunGet implements driver.RunStore. It is a read: the general pool.
 func (d *store) RunGet(ctx context.Context, p *driver.RunGetParams) (*driver.Run, error) {

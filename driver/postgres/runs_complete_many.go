@@ -31,7 +31,9 @@ import (
 // of l and is not completed. The UPDATE's WHERE states the fence again,
 // so the rule is written where the write is.
 //
-// The store time is read once for the batch.
+// The store time is read once for the batch. Each completed run comes
+// back as its position in the batch (the ordinality i, from 1), so the
+// caller marks it in a slice rather than looking its id up in a map.
 //
 // l finds the batch's rows by primary key alone: r.id = ANY($2) restates
 // the join as a condition on runs, and l does not test the state. With
@@ -44,8 +46,8 @@ import (
 // for the rest of the statement, and not changed.
 const completeRuns = `WITH ` + storeNowSQL + `,
 l AS (
-    SELECT r.id, c.fence, c.result
-    FROM unnest($2::bigint[], $3::bigint[], $4::bytea[]) AS c(id, fence, result)
+    SELECT r.id, c.fence, c.result, c.i
+    FROM unnest($2::bigint[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS c(id, fence, result, i)
     JOIN runs r ON r.id = c.id AND r.fence = c.fence
     WHERE r.id = ANY($2::bigint[])
     ORDER BY r.id
@@ -54,7 +56,7 @@ l AS (
 UPDATE runs r SET state = 'completed', result = l.result, finished_at = t.now, owner = '', expires_at = NULL
 FROM l, t
 WHERE r.id = l.id AND r.fence = l.fence AND r.state = 'running'
-RETURNING r.id`
+RETURNING l.i`
 
 // RunCompleteMany implements driver.RunStore: one statement in autocommit
 // on the critical pool — one round trip, one commit — whatever the batch's
@@ -66,7 +68,7 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 	// driver.Validating.
 	out := &driver.RunCompleteManyResult{}
 	n := len(p.Runs)
-	ids, fences, results := make([]int64, n), make([]int64, n), make([][]byte, n)
+	ids, fences, results := make(refArray[int64], n), make(refArray[int64], n), make(refArray[[]byte], n)
 	for i, c := range p.Runs {
 		ids[i], fences[i], results[i] = c.ID, c.Fence, c.Result
 	}
@@ -82,25 +84,31 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 	if err != nil {
 		return nil, fail(err)
 	}
-	done := make(map[int64]struct{}, n)
-	var id int64
+	done := make([]bool, n)
+	completed := 0
+	var i int64
 	for rows.Next() {
-		if err := rows.Scan(&id); err != nil {
+		if err := rows.Scan(&i); err != nil {
 			rows.Close()
 			return nil, fail(err)
 		}
-		done[id] = struct{}{}
+		if i < 1 || i > int64(n) || done[i-1] {
+			rows.Close()
+			return nil, fail(fmt.Errorf("completion %d returned out of the batch or twice", i))
+		}
+		done[i-1] = true
+		completed++
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fail(mapWriteError(err))
 	}
 	// RETURNING has no order: report in batch order. Ids are distinct
 	// (validated), so each is either completed or fenced.
-	if len(done) > 0 {
-		out.Completed = make([]int64, 0, len(done))
+	if completed > 0 {
+		out.Completed = make([]int64, 0, completed)
 	}
 	for i, id := range ids {
-		if _, ok := done[id]; ok {
+		if done[i] {
 			out.Completed = append(out.Completed, id)
 		} else {
 			out.Fenced = append(out.Fenced, i)
