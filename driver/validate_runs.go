@@ -164,11 +164,8 @@ func ValidateRunCompleteMany(cs []RunCompletion) ([][]byte, error) {
 	seen := make(map[int64]int, len(cs))
 	for i := range cs {
 		c := &cs[i]
-		err := runs.ValidateFenced(c.ID, c.Fence)
-		if err == nil {
-			results[i], err = normalizeResult(c.Result)
-		}
-		if err != nil {
+		var err error
+		if results[i], err = ValidateRunCompletion(c); err != nil {
 			return nil, inBatch("completion", i, err)
 		}
 		if j, dup := seen[c.ID]; dup {
@@ -177,6 +174,15 @@ func ValidateRunCompleteMany(cs []RunCompletion) ([][]byte, error) {
 		seen[c.ID] = i
 	}
 	return results, nil
+}
+
+// ValidateRunCompletion checks one completion as ValidateRunCompleteMany
+// checks each of a batch, and returns its result normalized.
+func ValidateRunCompletion(c *RunCompletion) ([]byte, error) {
+	if err := runs.ValidateFenced(c.ID, c.Fence); err != nil {
+		return nil, err
+	}
+	return normalizeResult(c.Result)
 }
 
 // Validate checks a failed attempt: identity, reason and retry delay.

@@ -75,15 +75,28 @@ type eventStream struct {
 	emitted int64
 	durable int64
 	fenced  bool
-	failed  error    // set when an event of the stream could not be made durable
-	changed rt.Event // fired and replaced whenever durable, fenced or failed changes
+	failed  error // set when an event of the stream could not be made durable
+	// changed is fired and dropped whenever durable, fenced or failed
+	// changes; made by the first wait that has to block on it (event),
+	// so a run that never waits for its events (most emit none) makes
+	// no event.
+	changed rt.Event
 	rt      rt.Runtime
 	// waking: a settle recorded an outcome and will wake the stream; later
 	// outcomes of the same batch only record (EventCommitter.settle).
 	waking bool
 }
 
-func newEventStream(r rt.Runtime) *eventStream { return &eventStream{changed: r.NewEvent(), rt: r} }
+func newEventStream(r rt.Runtime) *eventStream { return &eventStream{rt: r} }
+
+// event returns the event the next change fires, making it if no waiter
+// has yet. Call with s.mu held.
+func (s *eventStream) event() rt.Event {
+	if s.changed == nil {
+		s.changed = s.rt.NewEvent()
+	}
+	return s.changed
+}
 
 func (s *eventStream) next() (int64, error) {
 	s.mu.Lock()
@@ -122,8 +135,10 @@ func (s *eventStream) wake() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.waking = false
-	s.changed.Fire()
-	s.changed = s.rt.NewEvent()
+	if s.changed != nil { // someone waits: wake them; the next wait makes a new event
+		s.changed.Fire()
+		s.changed = nil
+	}
 }
 
 // fail marks the stream failed: one of its events was not made durable
@@ -150,7 +165,11 @@ func (s *eventStream) wait(ctx context.Context) error {
 	s.mu.Unlock()
 	for {
 		s.mu.Lock()
-		durable, fenced, failed, changed := s.durable, s.fenced, s.failed, s.changed
+		durable, fenced, failed := s.durable, s.fenced, s.failed
+		var changed rt.Event
+		if !fenced && failed == nil && durable < target {
+			changed = s.event() // read with the state: a change after this fires it
+		}
 		s.mu.Unlock()
 		switch {
 		case fenced:
