@@ -77,26 +77,44 @@ func (b *Batcher[T]) Stop(ctx context.Context) error {
 // Stop it returns ErrStopped and queues nothing.
 func (b *Batcher[T]) Add(ctx context.Context, item T) error {
 	for {
-		b.mu.Lock()
-		if b.closed {
-			b.mu.Unlock()
-			return &StoppedError{Name: b.cfg.Name}
+		ok, space, err := b.tryAdd(item)
+		if ok || err != nil {
+			return err
 		}
-		if len(b.queue) < b.cfg.Buffer {
-			b.queue = append(b.queue, item)
-			b.mu.Unlock()
-			b.avail.Notify()
-			return nil
-		}
-		if b.space == nil {
-			b.space = b.rt.NewEvent()
-		}
-		space := b.space
-		b.mu.Unlock()
 		if b.rt.Wait(ctx, space, -1) == rt.Done {
 			return ctx.Err()
 		}
 	}
+}
+
+// TryAdd is Add that never blocks: false, nil when the buffer is full
+// (nothing queued). A caller that would otherwise make a context only to
+// bound Add's wait makes it only when the buffer is full.
+func (b *Batcher[T]) TryAdd(item T) (bool, error) {
+	ok, _, err := b.tryAdd(item)
+	return ok, err
+}
+
+// tryAdd queues item if the buffer has room; when full it returns the
+// event that fires once room is made.
+func (b *Batcher[T]) tryAdd(item T) (ok bool, space rt.Event, err error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return false, nil, &StoppedError{Name: b.cfg.Name}
+	}
+	if len(b.queue) < b.cfg.Buffer {
+		b.queue = append(b.queue, item)
+		b.mu.Unlock()
+		b.avail.Notify()
+		return true, nil, nil
+	}
+	if b.space == nil {
+		b.space = b.rt.NewEvent()
+	}
+	space = b.space
+	b.mu.Unlock()
+	return false, space, nil
 }
 
 // Stats returns the flush calls made and the items they carried.

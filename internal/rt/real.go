@@ -65,6 +65,8 @@ func (realRT) AfterFunc(ctx context.Context, f func()) func() bool { return cont
 
 func (realRT) Yield() { runtime.Gosched() }
 
+func (r realRT) After(d time.Duration, f func()) Stopper { return r.c.AfterFunc(d, f) }
+
 // chanEvent is the real runtime's Event: a channel closed once.
 type chanEvent struct {
 	once sync.Once

@@ -26,6 +26,18 @@ type Runtime interface {
 	// Yield lets the other goroutines that are ready run before the
 	// caller goes on (runtime.Gosched).
 	Yield()
+	// After calls f once, d from now on the runtime's clock, unless the
+	// returned Stopper's Stop is called first. f must not block: the
+	// real runtime runs it on a goroutine of its own, the simulator on
+	// its loop (so f may start goroutines with Go, not wait).
+	After(d time.Duration, f func()) Stopper
+}
+
+// Stopper stops a call After scheduled.
+type Stopper interface {
+	// Stop prevents the call if it has not started, and reports whether
+	// it did.
+	Stop() bool
 }
 
 // Event is a one-shot broadcast: once fired it stays fired, and every

@@ -75,26 +75,45 @@ func retryable(err error) bool {
 	return !errors.Is(err, driver.ErrFenced) && !errors.Is(err, lease.ErrInvalid)
 }
 
-// complete checks a completion, queues it and waits for its batch. After
-// the completer stopped it writes the completion alone. A completion the
-// store's rule refuses is answered with that *journal.InputError (errors.Is
-// lease.ErrInvalid) before anything is written.
-func (c *completer) complete(ctx context.Context, rc driver.RunCompletion) error {
-	results, err := driver.ValidateRunCompleteMany([]driver.RunCompletion{rc})
+// complete checks a completion, queues it and waits for its batch, for
+// at most limit (then context.DeadlineExceeded; the batch may still
+// complete it). After the completer stopped it writes the completion
+// alone. A completion the store's rule refuses is answered with that
+// *journal.InputError (errors.Is lease.ErrInvalid) before anything is
+// written.
+//
+// It takes a duration, not a context: the common path — room in the
+// buffer, then a wait for the batch — needs only the wait's timer, and a
+// context with a deadline (a timer of its own, its done channel, its
+// cancel) is made only when the buffer is full or the completer stopped.
+func (c *completer) complete(limit time.Duration, rc driver.RunCompletion) error {
+	result, err := driver.ValidateRunCompletion(&rc)
 	if err != nil {
 		return fmt.Errorf("complete of run %d under fence %d: %w", rc.ID, rc.Fence, err)
 	}
-	rc.Result = results[0]
+	rc.Result = result
 	it := completion{c: rc, out: &outcome{done: c.rt.NewEvent()}}
-	if err := c.b.Add(ctx, it); err != nil {
-		if !errors.Is(err, batcher.ErrStopped) {
+	ok, err := c.b.TryAdd(it)
+	if !ok {
+		ctx, cancel := c.rt.WithTimeout(context.Background(), limit)
+		defer cancel()
+		if err == nil { // the buffer is full: wait for room
+			err = c.b.Add(ctx, it)
+		}
+		if errors.Is(err, batcher.ErrStopped) {
+			_, err = c.store.RunComplete(ctx, &driver.RunCompleteParams{ID: rc.ID, Fence: rc.Fence, Result: rc.Result})
 			return err
 		}
-		_, err := c.store.RunComplete(ctx, &driver.RunCompleteParams{ID: rc.ID, Fence: rc.Fence, Result: rc.Result})
-		return err
+		if err != nil {
+			return err
+		}
+		if c.rt.Wait(ctx, it.out.done, -1) != rt.Fired {
+			return ctx.Err()
+		}
+		return it.out.err
 	}
-	if c.rt.Wait(ctx, it.out.done, -1) != rt.Fired {
-		return ctx.Err()
+	if c.rt.Wait(context.Background(), it.out.done, limit) != rt.Fired {
+		return context.DeadlineExceeded
 	}
 	return it.out.err
 }

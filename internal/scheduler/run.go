@@ -62,6 +62,7 @@ type Run struct {
 	timing lease.Timing
 	lease  *keeper.Entry
 	rt     rt.Runtime
+	hb     lazyHeartbeat // the worker's, for this run
 
 	mu        sync.Mutex
 	result    []byte // compact JSON or nil, set by SetResult

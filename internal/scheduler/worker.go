@@ -405,11 +405,8 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 	defer w.keeper.Release(e)
 	r := &Run{ID: row.ID, Queue: row.Queue, Payload: row.Payload, Attempt: row.Attempt, Fence: row.Fence,
 		ctx: ctx, store: w.store, events: w.events, stream: newEventStream(w.rt), timing: w.cfg.Timing, lease: e, rt: w.rt}
-	hbDone := w.rt.NewEvent()
-	w.life.Go("heartbeat", func() {
-		defer hbDone.Fire()
-		w.heartbeat(ctx, e)
-	})
+	first := w.cfg.Clock.Now().Add(w.cfg.Timing.Renew)
+	beat := w.rt.After(w.cfg.Timing.Renew, func() { r.hb.start(w, ctx, e, first) })
 	err = w.call(ctx, r)
 	// Events emitted before returning belong to this attempt's outcome.
 	if serr := r.Step(ctx); serr != nil && err == nil && ctx.Err() == nil {
@@ -424,7 +421,7 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 		err = cause
 	}
 	lost(nil) // stops the heartbeat
-	w.rt.Wait(context.Background(), hbDone, -1)
+	r.hb.stop(w, beat)
 	w.finish(r, err)
 }
 
@@ -448,11 +445,11 @@ func (w *Worker) call(ctx context.Context, r *Run) (err error) {
 // expired, missing) means the lease is lost: the keeper cancels the run's
 // context at once. A failed one is retried on the next tick: only the gate
 // and the keeper's self-stop decide that the run must stop.
-func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry) {
+// next is when the first beat is due (lazyHeartbeat starts the loop then).
+func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry, next time.Time) {
 	c := w.cfg.Clock
 	ref := e.Ref()
-	next := c.Now().Add(w.cfg.Timing.Renew) // a fixed beat, as a ticker's
-	for {
+	for { // a fixed beat, as a ticker's
 		if w.rt.Wait(ctx, nil, max(next.Sub(c.Now()), 0)) == rt.Done {
 			return
 		}
@@ -499,9 +496,11 @@ func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry) {
 // reason, as does a completion the completer refuses: completing without
 // the result would report success while dropping what the handler meant
 // to hand over, and the attempt's retry is safe (effects are idempotent).
+//
+// Every final write is bounded by 2 × T_drain. A completion's bound is the
+// completer's wait (complete), so the common path makes no context.
 func (w *Worker) finish(r *Run, herr error) {
-	ctx, cancel := w.rt.WithTimeout(context.Background(), w.cfg.Timing.Drain*2)
-	defer cancel()
+	limit := w.cfg.Timing.Drain * 2
 	var err error
 	var be *blockError
 	var se *snoozeError
@@ -511,11 +510,17 @@ func (w *Worker) finish(r *Run, herr error) {
 		r.mu.Unlock()
 		herr = refused
 		if herr == nil {
-			err = w.completer.complete(ctx, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result})
+			err = w.completer.complete(limit, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result})
 			if errors.Is(err, lease.ErrInvalid) { // refused, nothing written: fail the attempt instead
 				herr, err = err, nil
 			}
 		}
+	}
+	var ctx context.Context
+	if herr != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = w.rt.WithTimeout(context.Background(), limit)
+		defer cancel()
 	}
 	switch {
 	case herr == nil:

@@ -125,6 +125,31 @@ func (r *simRT) AfterFunc(ctx context.Context, f func()) func() bool {
 
 func (r *simRT) Yield() { r.thread("yield").sleep(0) }
 
+// After runs f on the loop at its virtual instant, unless stopped first
+// or the generation died.
+func (r *simRT) After(d time.Duration, f func()) rt.Stopper {
+	a := &simAfter{}
+	r.l.at(r.l.now+d, func() {
+		if a.done || !r.alive() {
+			return
+		}
+		a.done = true
+		f()
+	})
+	return a
+}
+
+// simAfter is simRT's Stopper: done once the call ran or was stopped.
+type simAfter struct{ done bool }
+
+func (a *simAfter) Stop() bool {
+	if a.done {
+		return false
+	}
+	a.done = true
+	return true
+}
+
 // simEvent is simRT's Event: fired once, resuming every thread parked on
 // it at the instant it fires, in the order they began to wait.
 type simEvent struct {
