@@ -2,28 +2,47 @@ package postgres
 
 import "github.com/jackc/pgx/v5/pgtype"
 
-// refArray binds a slice as a one-dimensional array parameter without
-// boxing its elements: Index hands pgx a pointer into the slice (an
-// interface holding a pointer does not allocate), which pgx dereferences
-// to encode; a nil []byte element still encodes as NULL. A [][]byte or
-// []int64 passed as is goes through pgx's generic array path, which boxes
-// every element into an interface — for a [][]byte by reflection, an
-// allocation per element each time it is read: a completion batch's
-// results cost three allocations per run that way.
-type refArray[T any] []T
+// int8Array and byteaArray bind a []int64 and a [][]byte as array
+// parameters without an allocation per element. Passed as is, pgx's
+// generic array path boxes every element into an interface — for a
+// [][]byte by reflection, a 24-byte allocation each time an element is
+// read, three per element — and a pointer into the slice fares no
+// better (pgx dereferences it by reflection, boxing the element again).
+// Here Index hands pgx a pointer to the element under a type that
+// implements pgx's own valuer interface, which pgx calls without
+// reflection; an interface holding a pointer allocates nothing. A nil
+// []byte element still encodes as NULL.
+type (
+	int8Array  []int64
+	byteaArray [][]byte
+	int8Ref    int64
+	byteaRef   []byte
+)
 
-var _ pgtype.ArrayGetter = refArray[int64](nil)
+var (
+	_ pgtype.ArrayGetter = int8Array(nil)
+	_ pgtype.ArrayGetter = byteaArray(nil)
+	_ pgtype.Int64Valuer = (*int8Ref)(nil)
+	_ pgtype.BytesValuer = (*byteaRef)(nil)
+)
 
-// Dimensions implements pgtype.ArrayGetter (nil is a NULL array).
-func (a refArray[T]) Dimensions() []pgtype.ArrayDimension {
-	if a == nil {
+// dims is a one-dimensional array's dimensions (nil: a NULL array).
+func dims(n int, null bool) []pgtype.ArrayDimension {
+	if null {
 		return nil
 	}
-	return []pgtype.ArrayDimension{{Length: int32(len(a)), LowerBound: 1}}
+	return []pgtype.ArrayDimension{{Length: int32(n), LowerBound: 1}}
 }
 
-// Index implements pgtype.ArrayGetter.
-func (a refArray[T]) Index(i int) any { return &a[i] }
+func (a int8Array) Dimensions() []pgtype.ArrayDimension { return dims(len(a), a == nil) }
+func (a int8Array) Index(i int) any                     { return (*int8Ref)(&a[i]) }
+func (a int8Array) IndexType() any                      { return new(int8Ref) }
 
-// IndexType implements pgtype.ArrayGetter.
-func (a refArray[T]) IndexType() any { return new(T) }
+func (a byteaArray) Dimensions() []pgtype.ArrayDimension { return dims(len(a), a == nil) }
+func (a byteaArray) Index(i int) any                     { return (*byteaRef)(&a[i]) }
+func (a byteaArray) IndexType() any                      { return new(byteaRef) }
+
+func (v *int8Ref) Int64Value() (pgtype.Int8, error) {
+	return pgtype.Int8{Int64: int64(*v), Valid: true}, nil
+}
+func (v *byteaRef) BytesValue() ([]byte, error) { return *v, nil }

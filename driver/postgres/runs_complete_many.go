@@ -68,7 +68,7 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 	// driver.Validating.
 	out := &driver.RunCompleteManyResult{}
 	n := len(p.Runs)
-	ids, fences, results := make(refArray[int64], n), make(refArray[int64], n), make(refArray[[]byte], n)
+	ids, fences, results := make(int8Array, n), make(int8Array, n), make(byteaArray, n)
 	for i, c := range p.Runs {
 		ids[i], fences[i], results[i] = c.ID, c.Fence, c.Result
 	}

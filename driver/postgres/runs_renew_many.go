@@ -46,7 +46,7 @@ func (d *store) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) 
 	if n == 0 {
 		return &driver.RunRenewManyResult{}, nil
 	}
-	ids, fences := make([]int64, n), make([]int64, n)
+	ids, fences := make(int8Array, n), make(int8Array, n) // arrays.go: no allocation per element
 	for i, r := range p.Runs {
 		ids[i], fences[i] = r.ID, r.Fence
 	}
