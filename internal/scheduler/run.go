@@ -63,6 +63,9 @@ type Run struct {
 	lease  *keeper.Entry
 	rt     rt.Runtime
 	hb     lazyHeartbeat // the worker's, for this run
+	// ownStream is stream for a worker's run (newEventStream's, made with
+	// the handle rather than apart).
+	ownStream eventStream
 
 	mu        sync.Mutex
 	result    []byte // compact JSON or nil, set by SetResult

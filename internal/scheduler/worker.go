@@ -404,7 +404,9 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 	}
 	defer w.keeper.Release(e)
 	r := &Run{ID: row.ID, Queue: row.Queue, Payload: row.Payload, Attempt: row.Attempt, Fence: row.Fence,
-		ctx: ctx, store: w.store, events: w.events, stream: newEventStream(w.rt), timing: w.cfg.Timing, lease: e, rt: w.rt}
+		ctx: ctx, store: w.store, events: w.events, timing: w.cfg.Timing, lease: e, rt: w.rt}
+	r.ownStream.rt = w.rt
+	r.stream = &r.ownStream // one allocation with the handle
 	first := w.cfg.Clock.Now().Add(w.cfg.Timing.Renew)
 	beat := w.rt.After(w.cfg.Timing.Renew, func() { r.hb.start(w, ctx, e, first) })
 	err = w.call(ctx, r)
@@ -502,8 +504,6 @@ func (w *Worker) heartbeat(ctx context.Context, e *keeper.Entry, next time.Time)
 func (w *Worker) finish(r *Run, herr error) {
 	limit := w.cfg.Timing.Drain * 2
 	var err error
-	var be *blockError
-	var se *snoozeError
 	if herr == nil {
 		r.mu.Lock()
 		result, refused := r.result, r.resultErr
@@ -516,25 +516,34 @@ func (w *Worker) finish(r *Run, herr error) {
 			}
 		}
 	}
-	var ctx context.Context
 	if herr != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = w.rt.WithTimeout(context.Background(), limit)
-		defer cancel()
-	}
-	switch {
-	case herr == nil:
-	case w.releasing.Load() && r.ctx.Err() != nil && !errors.As(herr, &be):
-		err = w.release(ctx, r, herr)
-	case errors.As(herr, &se):
-		err = w.snooze(ctx, r, se)
-	case errors.As(herr, &be):
-		_, err = w.store.RunBlock(ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(be.reason)})
-	default:
-		_, err = w.store.RunFail(ctx, &driver.RunFailParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(herr.Error()),
-			RetryAfter: w.cfg.Backoff.Delay(r.Attempt, w.cfg.Rand())})
+		err = w.finishFailed(r, herr, limit)
 	}
 	if err != nil {
 		w.cfg.Logger.Warn("final write refused", "run", r.ID, "fence", r.Fence, "err", err)
+	}
+}
+
+// finishFailed writes the outcome of an attempt that did not complete:
+// released, snoozed, blocked or failed. It is finish's, apart so that
+// the targets errors.As takes the address of (so they live on the heap)
+// are made only for such an attempt, not for every completion.
+func (w *Worker) finishFailed(r *Run, herr error, limit time.Duration) error {
+	ctx, cancel := w.rt.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var be *blockError
+	var se *snoozeError
+	switch {
+	case w.releasing.Load() && r.ctx.Err() != nil && !errors.As(herr, &be):
+		return w.release(ctx, r, herr)
+	case errors.As(herr, &se):
+		return w.snooze(ctx, r, se)
+	case errors.As(herr, &be):
+		_, err := w.store.RunBlock(ctx, &driver.RunBlockParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(be.reason)})
+		return err
+	default:
+		_, err := w.store.RunFail(ctx, &driver.RunFailParams{ID: r.ID, Fence: r.Fence, Reason: journal.SafeReason(herr.Error()),
+			RetryAfter: w.cfg.Backoff.Delay(r.Attempt, w.cfg.Rand())})
+		return err
 	}
 }
