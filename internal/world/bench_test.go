@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/bench"
 	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/journal"
 )
@@ -42,6 +43,7 @@ func benchAppend(b *testing.B, d driver.Driver, n int) {
 	var next atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := bench.ProcessCPU()
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
@@ -56,7 +58,9 @@ func benchAppend(b *testing.B, d driver.Driver, n int) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	cpu := bench.ProcessCPU() - cpu0
 	batches, appends := app.Stats()
 	b.ReportMetric(float64(appends)/float64(max(batches, 1)), "entries/batch")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/append")
 }
