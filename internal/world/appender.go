@@ -28,7 +28,9 @@ var _ startstop.Service = (*Appender)(nil)
 // driver.JournalAppend call, so one transaction and one fsync. There is no
 // timer: while a batch is in flight the next callers queue, and the batch
 // after it takes all of them. A lone appender therefore pays one round trip
-// and one fsync, and N concurrent appenders share them.
+// and one fsync, and N concurrent appenders share them. An append that
+// finds its world idle is sent on its caller's goroutine (alone), so a lone
+// appender also pays no goroutine hop.
 //
 // An append is acknowledged (Append returns a position) only after the
 // store committed it. If the caller's context ends first, Append returns the
@@ -63,7 +65,7 @@ type queue struct {
 type call struct {
 	ctx  context.Context
 	req  journal.AppendRequest
-	done chan struct{}
+	done chan struct{} // closed once answered; nil for a caller committing alone
 	pos  int64
 	err  error
 }
@@ -98,14 +100,17 @@ func (a *Appender) Stop(ctx context.Context) error {
 		a.mu.Lock()
 		a.closed = true
 		a.mu.Unlock()
-		stop := context.AfterFunc(ctx, a.cancelBase)
-		defer stop()
 		done := make(chan struct{})
 		go func() { a.wg.Wait(); close(done) }()
 		select {
 		case <-done:
 			return nil
 		case <-ctx.Done():
+			// Cancelled here, not by a context.AfterFunc on ctx stopped
+			// on return: ctx's Done is closed before its AfterFuncs run,
+			// so this return could stop one before it ran, and the store
+			// calls would go on to the Appender's own timeout.
+			a.cancelBase()
 			return ctx.Err()
 		}
 	})
@@ -127,7 +132,7 @@ func (a *Appender) Append(ctx context.Context, world string, req journal.AppendR
 	if err := journal.ValidateAppend(&req); err != nil {
 		return 0, err
 	}
-	c := &call{ctx: ctx, req: req, done: make(chan struct{})}
+	c := &call{ctx: ctx, req: req}
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
@@ -138,12 +143,12 @@ func (a *Appender) Append(ctx context.Context, world string, req journal.AppendR
 		q = &queue{}
 		a.queues[world] = q
 		a.wg.Add(1)
+		a.mu.Unlock()
+		return a.alone(world, q, c)
 	}
+	c.done = make(chan struct{})
 	q.pending = append(q.pending, c)
 	a.mu.Unlock()
-	if !running {
-		go a.run(world, q)
-	}
 	select {
 	case <-c.done:
 		return c.pos, c.err
@@ -152,12 +157,51 @@ func (a *Appender) Append(ctx context.Context, world string, req journal.AppendR
 	}
 }
 
+// alone commits the append of a caller that found its world idle, on the
+// caller's goroutine: a batch of one, as a committer would send it, but
+// without a committer goroutine to start (its stack grows afresh through
+// the store call every time) and two wake-ups to pay. The world's queue is
+// marked running meanwhile, so appends arriving now queue behind it, and a
+// committer takes them over afterwards (run), or the queue retires.
+//
+// The batch is this caller's alone, so its context may bound the store
+// call — together with the Appender's timeout and Stop's deadline, as for
+// any batch. If the context ends first, the call is interrupted (its
+// outcome unknown, as in Append's doc) and Append returns the context's
+// error; what differs from a queued append is only that Append returns once
+// the store call has given up, not at the instant the context ends.
+func (a *Appender) alone(world string, q *queue, c *call) (int64, error) {
+	if err := c.ctx.Err(); err != nil { // as take: write nothing for a caller that gave up
+		c.err = err
+	} else {
+		ctx, cancel := context.WithTimeout(c.ctx, a.cfg.Timeout)
+		stop := context.AfterFunc(a.base, cancel)
+		a.commit(ctx, world, []*call{c})
+		stop()
+		cancel()
+	}
+	a.mu.Lock()
+	if len(q.pending) == 0 {
+		delete(a.queues, world)
+		a.mu.Unlock()
+		a.wg.Done()
+	} else {
+		a.mu.Unlock()
+		go a.run(world, q, true)
+	}
+	if c.err != nil && c.ctx.Err() != nil {
+		return 0, c.ctx.Err()
+	}
+	return c.pos, c.err
+}
+
 // run commits the world's queue batch after batch until it is empty, then
 // retires the queue (under mu, so a concurrent Append either joins this
-// queue before it empties or starts a new committer).
-func (a *Appender) run(world string, q *queue) {
+// queue before it empties or commits alone). committed says a batch was
+// just released (by alone), so the first batch is gathered too.
+func (a *Appender) run(world string, q *queue, committed bool) {
 	defer a.wg.Done()
-	for committed := false; ; committed = true {
+	for ; ; committed = true {
 		if committed {
 			a.gather(q)
 		}
@@ -169,7 +213,12 @@ func (a *Appender) run(world string, q *queue) {
 			return
 		}
 		a.mu.Unlock()
-		a.commit(world, batch)
+		// The batch belongs to many callers, so no one caller's context may
+		// cancel it; it is bounded by the Appender's own timeout instead, and
+		// by Stop's deadline.
+		ctx, cancel := context.WithTimeout(a.base, a.cfg.Timeout)
+		a.commit(ctx, world, batch)
+		cancel()
 	}
 }
 
@@ -209,17 +258,14 @@ func (a *Appender) take(q *queue) []*call {
 	return batch
 }
 
-func (a *Appender) commit(world string, batch []*call) {
+// commit sends batch in one store call under ctx and answers its callers
+// (closing done, where a caller waits on it).
+func (a *Appender) commit(ctx context.Context, world string, batch []*call) {
 	reqs := make([]journal.AppendRequest, len(batch))
 	for i, c := range batch {
 		reqs[i] = c.req
 	}
-	// The batch belongs to many callers, so no one caller's context may
-	// cancel it; it is bounded by the Appender's own timeout instead, and
-	// by Stop's deadline.
-	ctx, cancel := context.WithTimeout(a.base, a.cfg.Timeout)
 	out, err := a.d.JournalAppend(ctx, &driver.JournalAppendParams{World: world, Requests: reqs})
-	cancel()
 	a.batches.Add(1)
 	a.appends.Add(int64(len(batch)))
 	for i, c := range batch {
@@ -228,7 +274,9 @@ func (a *Appender) commit(world string, batch []*call) {
 		} else {
 			c.pos, c.err = out[i].Position, out[i].Err
 		}
-		close(c.done)
+		if c.done != nil {
+			close(c.done)
+		}
 	}
 }
 
