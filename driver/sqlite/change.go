@@ -32,6 +32,13 @@ type headQueries struct {
 // change is the one path by which a world's journal and head change:
 // BEGIN IMMEDIATE (the single writer), read the head, plan, one conditional
 // head UPDATE that re-asserts the plan's Cond, insert the entries, commit.
+//
+// When this store remembers the world's head from its own last commit
+// (d.heads) it plans from that row first and skips the read: a plan that
+// writes only the tail (every append) goes down as condUpdateKnown, whose
+// WHERE also asserts that the stored row is the remembered one. If it is
+// not (or the plan is another kind), the head is read and the change
+// planned again, all under the same write lock, as without the cache.
 func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (*driver.World, error) {
 	st, err := d.prepared(ctx)
 	if err != nil {
@@ -42,14 +49,78 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 		return nil, fmt.Errorf("sqlite: %s %s: begin: %w", op, worldID, err)
 	}
 	defer tx.Rollback()
-	w, err := scanWorld(tx.StmtContext(ctx, st.selectWorld).QueryRowContext(ctx, worldID))
+	// BEGIN IMMEDIATE waited for the write lock under ctx (another
+	// process's write, an outage, ends at the caller's deadline), and
+	// Commit watches ctx too. The statements between them are short and in
+	// process, and modernc.org/sqlite starts a goroutine per statement run
+	// under a cancellable context, to interrupt it: they run without. A ctx
+	// that ends meanwhile still ends the change with nothing written:
+	// database/sql rolls the transaction back, and the next statement or
+	// Commit fails.
+	ctx = context.WithoutCancel(ctx)
+	now := d.clock.Now()
+	if h, ok := d.heads.get(worldID); ok {
+		// A plan refused or failed here may be the remembered head's
+		// fault: only a write that matches the stored row stands.
+		w := h.world()
+		if p, err := d.planIn(ctx, tx, st, w, now, op, plan); err == nil && !p.Empty() && sameLease(&w.State, &p.After) {
+			if err := bindKeys(ctx, tx, &p); err != nil {
+				return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
+			}
+			written, err := d.writeKnown(ctx, tx, st, &h, &p)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
+			}
+			if written {
+				return d.commitChange(tx, op, w, h, &p)
+			}
+		}
+	}
+	h, err := scanHead(tx.StmtContext(ctx, st.selectWorld).QueryRowContext(ctx, worldID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("world %q: %w", worldID, driver.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s %s: reading head: %w", op, worldID, err)
 	}
-	now := d.clock.Now()
+	w := h.world()
+	p, err := d.planIn(ctx, tx, st, w, now, op, plan)
+	if err != nil {
+		return nil, err
+	}
+	if p.Empty() {
+		return w, nil
+	}
+	if err := bindKeys(ctx, tx, &p); err != nil {
+		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
+	}
+	if err := d.writePlan(ctx, tx, st, &w.State, &p); err != nil {
+		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
+	}
+	return d.commitChange(tx, op, w, h, &p)
+}
+
+// commitChange commits the change planned from w (stored as h) and
+// remembers the head it leaves.
+func (d *store) commitChange(tx *sql.Tx, op string, w *driver.World, h headRow, p *journal.Plan) (*driver.World, error) {
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: %s %s: commit: %w", op, w.World, err)
+	}
+	d.heads.put(h.after(&p.After))
+	after := *w
+	after.State = p.After
+	return &after, nil
+}
+
+// bindKeys gives a grant or handoff the grantee's registered key, read
+// under the write lock (no lookup for anything else).
+func bindKeys(ctx context.Context, tx *sql.Tx, p *journal.Plan) error {
+	return journal.BindKeys(p, func(node string) ([]byte, error) { return nodeKey(ctx, tx, node) })
+}
+
+// planIn runs plan on the head w inside tx, with the reads it may make.
+func (d *store) planIn(ctx context.Context, tx *sql.Tx, st *stmts, w *driver.World, now time.Time, op string, plan planFunc) (journal.Plan, error) {
+	worldID := w.World
 	var qerr error
 	rejected := func(holder string) bool {
 		var one int
@@ -105,28 +176,27 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 	}
 	p, err := plan(w, now, &headQueries{rejected: rejected, appended: appended, prefetch: prefetch})
 	if qerr != nil {
-		return nil, fmt.Errorf("sqlite: %s %s: reading rejections or keys: %w", op, worldID, qerr)
+		return journal.Plan{}, fmt.Errorf("sqlite: %s %s: reading rejections or keys: %w", op, worldID, qerr)
 	}
+	return p, err
+}
+
+// writeKnown writes p, planned from the remembered head h and leaving its
+// lease as it was, with condUpdateKnown; false (and nothing written) when
+// the stored row is not h or the Cond does not hold.
+func (d *store) writeKnown(ctx context.Context, tx *sql.Tx, st *stmts, h *headRow, p *journal.Plan) (bool, error) {
+	a, c := p.After, p.Cond
+	args := append([]any{a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(),
+		a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt},
+		h.knownArgs()...)
+	res, err := tx.StmtContext(ctx, st.condUpdateKnown).ExecContext(ctx, args...)
 	if err != nil {
-		return nil, err
+		return false, fmt.Errorf("conditional head write: %w", err)
 	}
-	if p.Empty() {
-		return w, nil
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, nil
 	}
-	// A grant or handoff carries the grantee's registered key, read under
-	// the write lock (no lookup for anything else).
-	if err := journal.BindKeys(&p, func(node string) ([]byte, error) { return nodeKey(ctx, tx, node) }); err != nil {
-		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
-	}
-	if err := d.writePlan(ctx, tx, st, &w.State, &p); err != nil {
-		return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("sqlite: %s %s: commit: %w", op, worldID, err)
-	}
-	after := *w
-	after.State = p.After
-	return &after, nil
+	return true, d.writeRest(ctx, tx, st, p)
 }
 
 // condUpdate is the conditional write. Its WHERE is journal.Cond: the
@@ -200,6 +270,13 @@ func (d *store) writePlan(ctx context.Context, tx *sql.Tx, st *stmts, before *jo
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return errCondFailed
 	}
+	return d.writeRest(ctx, tx, st, p)
+}
+
+// writeRest writes what follows a plan's conditional head write: its
+// entries and its rejections.
+func (d *store) writeRest(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) error {
+	a := p.After
 	if err := d.insertEntries(ctx, tx, st, p.Entries); err != nil {
 		return err
 	}

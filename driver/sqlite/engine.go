@@ -44,6 +44,11 @@ func modernc() Engine {
 }
 
 func openModernc(path string, busy time.Duration, reader bool) (*sql.DB, error) {
+	return sql.Open("sqlite", moderncDSN(path, busy, reader))
+}
+
+// moderncDSN is the data source name openModernc opens path with.
+func moderncDSN(path string, busy time.Duration, reader bool) string {
 	q := url.Values{}
 	// busy_timeout first: switching a new file to WAL takes a lock, and
 	// several processes opening one new file at once must wait for it,
@@ -77,7 +82,7 @@ func openModernc(path string, busy time.Duration, reader bool) (*sql.DB, error) 
 		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walAutocheckpoint))
 	}
 	q.Set("_txlock", txlock)
-	return sql.Open("sqlite", pathURI(path)+"?"+q.Encode()) // the path escaped: path.go
+	return pathURI(path) + "?" + q.Encode() // the path escaped: path.go
 }
 
 // SplitStatements splits a migration script into its statements, each

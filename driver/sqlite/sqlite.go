@@ -39,6 +39,8 @@ type store struct {
 	log   *slog.Logger
 	eng   Engine // the SQLite library: engine.go
 	stmts stmtCache
+	// heads are the world heads this store last committed (headcache.go).
+	heads heads
 	// runStmts are the run statements (runs_stmts.go).
 	runStmts runStmtCache
 	// effectStmts are the effect and event statements (effects_stmts.go).

@@ -12,7 +12,7 @@ import (
 // connection. modernc.org/sqlite parses a statement on every Exec with
 // arguments otherwise, and parsing was about a third of an append's CPU.
 type stmts struct {
-	selectWorld, selectRejection, selectKey, condUpdate, condUpdateTail, insertEntry, insertRejection *sql.Stmt
+	selectWorld, selectRejection, selectKey, condUpdate, condUpdateTail, condUpdateKnown, insertEntry, insertRejection *sql.Stmt
 	// insertEntries inserts entryChunk entries in one statement, and
 	// selectKeys looks up keyChunk keys: a batch of appends costs a
 	// statement per chunk rather than one per entry.
@@ -62,6 +62,7 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 		{&s.selectKey, `SELECT position FROM journal_entries WHERE world = ? AND key = ? AND key <> ''`},
 		{&s.condUpdate, condUpdate},
 		{&s.condUpdateTail, condUpdateTail},
+		{&s.condUpdateKnown, condUpdateKnown},
 		{&s.insertEntry, insertEntrySQL},
 		{&s.insertRejection, `INSERT OR IGNORE INTO journal_rejections (world, epoch, holder) VALUES (?, ?, ?)`},
 		{&s.insertEntries, multiRow(insertEntryHead+" VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", entryChunk)},
@@ -79,7 +80,7 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 }
 
 func (s *stmts) close() {
-	for _, st := range []*sql.Stmt{s.selectWorld, s.selectRejection, s.selectKey, s.condUpdate, s.condUpdateTail, s.insertEntry, s.insertRejection, s.insertEntries, s.selectKeys} {
+	for _, st := range []*sql.Stmt{s.selectWorld, s.selectRejection, s.selectKey, s.condUpdate, s.condUpdateTail, s.condUpdateKnown, s.insertEntry, s.insertRejection, s.insertEntries, s.selectKeys} {
 		if st != nil {
 			st.Close()
 		}

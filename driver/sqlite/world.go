@@ -21,27 +21,11 @@ type queryer interface {
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanWorld(r rowScanner) (*driver.World, error) {
-	var w driver.World
-	var defTerm, lastTime, term, created int64
-	var expires sql.NullInt64
-	if err := r.Scan(&w.World, &w.Home, &defTerm, &w.Position, &w.LastHash, &lastTime, &w.Epoch, &w.Holder,
-		&term, &expires, &w.GrantedAt, &created, &w.HolderKey); err != nil {
+	h, err := scanHead(r) // headcache.go: the row as stored, then decoded
+	if err != nil {
 		return nil, err
 	}
-	if len(w.LastHash) == 0 {
-		w.LastHash = nil
-	}
-	if len(w.HolderKey) == 0 {
-		w.HolderKey = nil
-	}
-	w.DefaultTerm = time.Duration(defTerm) * time.Microsecond
-	w.Term = time.Duration(term) * time.Microsecond
-	w.LastTime = fromMicros(lastTime)
-	w.CreatedAt = fromMicros(created)
-	if expires.Valid {
-		w.ExpiresAt = fromMicros(expires.Int64)
-	}
-	return &w, nil
+	return h.world(), nil
 }
 
 func getWorld(ctx context.Context, q queryer, id string) (*driver.World, error) {
