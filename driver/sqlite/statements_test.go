@@ -156,13 +156,23 @@ func TestStatementsPerAppend(t *testing.T) {
 	pos, stmts = appendOne(d)
 	require.Equal(t, [2]int64{5 + k, 4}, [2]int64{pos, stmts})
 
+	// A keyed append also looks its key up under the lock: five.
+	req.Key = "k-1"
+	pos, stmts = appendOne(d)
+	require.Equal(t, [2]int64{6 + k, 5}, [2]int64{pos, stmts}, "BEGIN, key SELECT, UPDATE, INSERT, COMMIT")
+	pos, stmts = appendOne(d)
+	// A retried key writes nothing, so nothing checks the remembered
+	// head: it is read and the key looked up again (one statement more
+	// than without the cache, on this rare path).
+	require.Equal(t, [2]int64{6 + k, 5}, [2]int64{pos, stmts}, "BEGIN, key SELECT, head SELECT, key SELECT, COMMIT")
+
 	// The journal is one chain, whichever store wrote which entry.
 	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w", From: 1, Limit: 100})
 	require.NoError(t, err)
-	require.Len(t, es, int(5+k))
+	require.Len(t, es, int(6+k))
 	rep := journal.Audit(es)
 	require.Nil(t, rep.Violation)
-	require.Equal(t, int64(5+k), rep.Final.Position)
+	require.Equal(t, int64(6+k), rep.Final.Position)
 }
 
 // TestStaleRememberedHeadIsReadAgain: a head changed behind this store's back
