@@ -25,7 +25,8 @@ WHERE id IN (
     LIMIT ?5)
 RETURNING ` + runColumns
 
-// RunClaim implements driver.RunStore.
+// RunClaim implements driver.RunStore, in a writer transaction shared
+// with the enqueues and completions queued beside it (group.go).
 func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
 	st, err := d.runPrepared(ctx)
 	if err != nil {
@@ -35,32 +36,30 @@ func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driv
 	if err != nil {
 		return nil, err
 	}
-	tx, err := d.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: claiming runs: begin: %w", err)
-	}
-	defer tx.Rollback()
-	// The expiry is computed on the store clock, read under the writer
-	// lock, so it is ordered with every other lease write.
-	now := journal.NormalizeTime(d.clock.Now())
-	// A queue with a registry row that pauses or limits it is claimed
-	// under those (queues_claim.go); any other by the plain statement,
-	// one primary-key read dearer than before the registry existed.
-	ctl, err := readQueueControl(ctx, tx.StmtContext(ctx, qs.control), p.Queue)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: claiming runs: reading the queue: %w", err)
-	}
 	var out []*driver.Run
-	if ctl.controlled() {
-		out, err = d.claimLimited(ctx, tx, qs, ctl, p, now)
-	} else {
-		out, err = d.claimPlain(ctx, tx, st, p, now)
-	}
+	err = d.inGroupTx(ctx, "claiming runs", func(ctx context.Context, tx *sql.Tx) error {
+		// The expiry is computed on the store clock, read under the writer
+		// lock, so it is ordered with every other lease write.
+		now := journal.NormalizeTime(d.clock.Now())
+		// A queue with a registry row that pauses or limits it is claimed
+		// under those (queues_claim.go); any other by the plain statement,
+		// one primary-key read dearer than before the registry existed.
+		ctl, err := readQueueControl(ctx, tx.StmtContext(ctx, qs.control), p.Queue)
+		if err != nil {
+			return fmt.Errorf("sqlite: claiming runs: reading the queue: %w", err)
+		}
+		if ctl.controlled() {
+			out, err = d.claimLimited(ctx, tx, qs, ctl, p, now)
+		} else {
+			out, err = d.claimPlain(ctx, tx, st, p, now)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: claiming runs: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: claiming runs: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("sqlite: claiming runs: commit: %w", err)
+		return nil, err
 	}
 	// RETURNING's order is unspecified: give the runs back in claim order.
 	slices.SortFunc(out, func(a, b *driver.Run) int {

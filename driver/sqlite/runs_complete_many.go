@@ -63,8 +63,9 @@ func valuesCTE(table string, rows, width int) string {
 	return b.String()
 }
 
-// RunCompleteMany implements driver.RunStore: the whole batch is one BEGIN
-// IMMEDIATE transaction — one commit, one fsync — of one prepared
+// RunCompleteMany implements driver.RunStore: the whole batch is in one
+// writer transaction — one commit, one fsync, shared with the enqueues and
+// claims queued beside it (group.go) — of one prepared
 // runCompleteChunkSQL per completeChunk completions. Under the single
 // writer no reclaim or cancel can come between the chunks, so the batch is
 // applied as of one instant; ids are distinct (validated), so no run is
@@ -84,30 +85,28 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 	if err != nil {
 		return nil, err
 	}
-	tx, err := d.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fail("begin: %w", err)
-	}
-	defer tx.Rollback()
-	complete := tx.StmtContext(ctx, st.completeChunk)
-	args := make([]any, 3*completeChunk+1)
-	args[3*completeChunk] = journal.NormalizeTime(d.clock.Now()).UnixMicro() // read under the writer lock
 	done := make(map[int64]struct{}, n)
-	for from := 0; from < n; from += completeChunk {
-		for i := range completeChunk {
-			a := args[3*i : 3*i+3]
-			if k := from + i; k < n {
-				a[0], a[1], a[2] = p.Runs[k].ID, p.Runs[k].Fence, nullBytes(p.Runs[k].Result)
-			} else {
-				a[0], a[1], a[2] = nil, nil, nil
+	err = d.inGroupTx(ctx, fmt.Sprintf("completing %d runs", n), func(ctx context.Context, tx *sql.Tx) error {
+		complete := tx.StmtContext(ctx, st.completeChunk)
+		args := make([]any, 3*completeChunk+1)
+		args[3*completeChunk] = journal.NormalizeTime(d.clock.Now()).UnixMicro() // read under the writer lock
+		for from := 0; from < n; from += completeChunk {
+			for i := range completeChunk {
+				a := args[3*i : 3*i+3]
+				if k := from + i; k < n {
+					a[0], a[1], a[2] = p.Runs[k].ID, p.Runs[k].Fence, nullBytes(p.Runs[k].Result)
+				} else {
+					a[0], a[1], a[2] = nil, nil, nil
+				}
+			}
+			if err := scanIDs(ctx, complete, args, done); err != nil {
+				return fail("completions %d to %d: %w", from, min(from+completeChunk, n)-1, err)
 			}
 		}
-		if err := scanIDs(ctx, complete, args, done); err != nil {
-			return nil, fail("completions %d to %d: %w", from, min(from+completeChunk, n)-1, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fail("commit: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// RETURNING has no order: report in batch order.
 	for i := range p.Runs {

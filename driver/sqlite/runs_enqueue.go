@@ -95,8 +95,9 @@ func chunkRun(id int64, e *runs.Enqueue, now, scheduled int64) *driver.Run {
 		CreatedAt: fromMicros(now)}
 }
 
-// RunEnqueue implements driver.RunStore. The batch is one BEGIN IMMEDIATE
-// transaction (one fsync), written in input order: each stretch of runs
+// RunEnqueue implements driver.RunStore. The batch is written in one
+// writer transaction (one fsync), shared with the worker's claims and
+// completions queued beside it (group.go), in input order: each stretch of runs
 // without a unique key goes in with one runInsertChunkSQL per
 // enqueueChunk runs, each run with a key with runInsertSQL, so ids ascend
 // in input order and a key repeated within the batch goes to its first
@@ -113,20 +114,17 @@ func (d *store) RunEnqueue(ctx context.Context, p *driver.RunEnqueueParams) ([]d
 	if err != nil {
 		return nil, err
 	}
-	tx, err := d.w.BeginTx(ctx, nil)
+	var out []driver.RunEnqueued
+	err = d.inGroupTx(ctx, "enqueueing runs", func(ctx context.Context, tx *sql.Tx) error {
+		w := enqueueWriter{ctx: ctx, es: es, out: make([]driver.RunEnqueued, len(es)), st: st, tx: tx,
+			now: journal.NormalizeTime(d.clock.Now()).UnixMicro()} // read under the writer lock
+		out = w.out
+		return w.write()
+	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: enqueueing runs: begin: %w", err)
-	}
-	defer tx.Rollback()
-	w := enqueueWriter{ctx: ctx, es: es, out: make([]driver.RunEnqueued, len(es)), st: st, tx: tx,
-		now: journal.NormalizeTime(d.clock.Now()).UnixMicro()} // read under the writer lock
-	if err := w.write(); err != nil {
 		return nil, err
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("sqlite: enqueueing runs: commit: %w", err)
-	}
-	return w.out, nil
+	return out, nil
 }
 
 // enqueueWriter writes one RunEnqueue batch inside its transaction.

@@ -47,6 +47,9 @@ type store struct {
 	effectStmts effectStmtCache
 	// queueStmts are the queue control statements (queues_stmts.go).
 	queueStmts queueStmtCache
+	// group shares writer transactions between the run path's enqueues,
+	// claims and completion batches (group.go).
+	group groupCommit
 	// notifier wakes this process's event subscribers after an append
 	// commits (notify.go).
 	notifier localNotifier
