@@ -18,10 +18,10 @@ import (
 // CPU per commit whatever it carried (docs/BENCHMARKS.md, stop 26). In the
 // mixed shape that was a third of the CPU per run.
 //
-// A caller queues its op and waits; whoever finds no leader becomes it
+// A caller queues its op and waits; whoever finds no leader starts one
 // (a goroutine of its own, so no caller's return waits on others' ops):
-// it takes every op queued so far, runs them in one BEGIN IMMEDIATE
-// transaction in queue order, each inside a SAVEPOINT, and commits once.
+// it begins a BEGIN IMMEDIATE transaction, takes every op queued by then,
+// runs them in queue order, each inside a SAVEPOINT, and commits once.
 // An op that fails is rolled back to its savepoint alone and answered
 // with its error; the others commit. A failed commit (or BEGIN) answers
 // every op of the group with that error: none of them was written. Ops
@@ -99,17 +99,29 @@ func (d *store) inGroupTx(ctx context.Context, what string, fn func(ctx context.
 }
 
 // leadGroups commits groups until none is queued.
+//
+// It begins each transaction before it takes the queue, not after: the
+// callers its last commit answered are readied on this goroutine's P and
+// cannot queue their next op until it blocks or another P takes them, and
+// BEGIN IMMEDIATE (its file locks, and the wait for the connection while
+// any other write holds it) is that chance. Taken first, the queue held
+// only the ops that had waited through the last commit — in the mixed
+// shape every producer batch then paid a commit of its own besides the
+// one it shared (docs/BENCHMARKS.md, stop 26).
 func (d *store) leadGroups() {
 	g := &d.group
 	for {
 		g.mu.Lock()
-		batch := g.pending
-		g.pending = nil
-		if len(batch) == 0 {
+		if len(g.pending) == 0 {
 			g.leading = false
 			g.mu.Unlock()
 			return
 		}
+		g.mu.Unlock()
+		tx, err := d.w.BeginTx(context.Background(), nil) // the group's; each op's statements use the op's own context
+		g.mu.Lock()
+		batch := g.pending
+		g.pending = nil
 		g.mu.Unlock()
 		ops := batch[:0]
 		for _, op := range batch {
@@ -117,14 +129,18 @@ func (d *store) leadGroups() {
 				ops = append(ops, op)
 			}
 		}
-		if len(ops) > 0 {
-			d.commitGroup(ops)
+		switch {
+		case len(ops) > 0:
+			d.commitGroup(tx, err, ops)
+		case err == nil: // every op was dropped
+			_ = tx.Rollback()
 		}
 	}
 }
 
-// commitGroup runs ops in one transaction and answers each.
-func (d *store) commitGroup(ops []*groupOp) {
+// commitGroup runs ops in tx (or answers them with begin, BeginTx's
+// error) and answers each.
+func (d *store) commitGroup(tx *sql.Tx, begin error, ops []*groupOp) {
 	g := &d.group
 	g.groups.Add(1)
 	g.ops.Add(int64(len(ops)))
@@ -138,20 +154,20 @@ func (d *store) commitGroup(ops []*groupOp) {
 			close(op.done)
 		}
 	}
-	ctx := context.Background() // the group's; each op's statements use the op's own
-	tx, err := d.w.BeginTx(ctx, nil)
-	if err != nil {
-		answer("begin", err)
+	if begin != nil {
+		answer("begin", begin)
 		return
 	}
 	defer tx.Rollback()
 	if len(ops) == 1 { // nothing to keep apart: the transaction is the op's
+		var err error
 		if ops[0].err = ops[0].fn(ops[0].ctx, tx); ops[0].err == nil {
 			err = tx.Commit()
 		}
 		answer("commit", err)
 		return
 	}
+	ctx := context.Background()
 	written := false
 	for _, op := range ops {
 		if err := d.inSavepoint(ctx, tx, op); err != nil {
@@ -160,6 +176,7 @@ func (d *store) commitGroup(ops []*groupOp) {
 		}
 		written = written || op.err == nil
 	}
+	var err error
 	if written {
 		err = tx.Commit()
 	}

@@ -59,11 +59,11 @@ func enqueueQ(n int) *driver.RunEnqueueParams {
 }
 
 // TestGroupCommitShares: writes that queue for the writer while it is busy
-// share one transaction. With the writer held, an enqueue is taken alone
-// (its leader waits for the connection), then a claim, an op that writes a
-// run and fails, and another enqueue queue behind it: 4 ops in 2
-// transactions. The claim sees the first enqueue's runs, the failing op's
-// run is rolled back alone, and its neighbours commit.
+// share one transaction. With the writer held (the leader waits for the
+// connection), an enqueue, a claim, an op that writes a run and fails, and
+// another enqueue queue in turn: 4 ops, 1 transaction. The claim sees the
+// first enqueue's runs and not the second's, the failing op's run is
+// rolled back alone, and its neighbours commit.
 func TestGroupCommitShares(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -81,11 +81,11 @@ func TestGroupCommitShares(t *testing.T) {
 	var claimed []*driver.Run
 	var firstErr, claimErr, failErr, secondErr error
 	wg.Go(func() { first, firstErr = d.RunEnqueue(ctx, enqueueQ(3)) })
-	waitGroup(t, s, 0) // taken by the leader, which waits for the connection
+	waitGroup(t, s, 1)
 	wg.Go(func() {
 		claimed, claimErr = d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "o", Limit: 100, Lease: time.Minute})
 	})
-	waitGroup(t, s, 1)
+	waitGroup(t, s, 2)
 	planted := errors.New("planted")
 	wg.Go(func() {
 		failErr = s.inGroupTx(ctx, "failing", func(ctx context.Context, tx *sql.Tx) error {
@@ -96,9 +96,9 @@ func TestGroupCommitShares(t *testing.T) {
 			return planted
 		})
 	})
-	waitGroup(t, s, 2)
-	wg.Go(func() { second, secondErr = d.RunEnqueue(ctx, enqueueQ(2)) })
 	waitGroup(t, s, 3)
+	wg.Go(func() { second, secondErr = d.RunEnqueue(ctx, enqueueQ(2)) })
+	waitGroup(t, s, 4)
 	require.NoError(t, hold.Rollback())
 	wg.Wait()
 
@@ -114,7 +114,7 @@ func TestGroupCommitShares(t *testing.T) {
 	}
 	require.Equal(t, 3, countRuns(t, d, runs.StateRunning))
 	require.Equal(t, 2, countRuns(t, d, runs.StateAvailable), "the second enqueue committed; the failing op's run did not")
-	require.EqualValues(t, 2, s.group.groups.Load()-groups0, "transactions")
+	require.EqualValues(t, 1, s.group.groups.Load()-groups0, "transactions")
 	require.EqualValues(t, 4, s.group.ops.Load()-ops0, "ops")
 }
 
@@ -128,23 +128,24 @@ func TestGroupCommitDropsCancelled(t *testing.T) {
 	s := d.s
 	_, err := d.RunEnqueue(ctx, enqueueQ(1)) // prepares the statements
 	require.NoError(t, err)
-	groups0 := s.group.groups.Load()
+	groups0, ops0 := s.group.groups.Load(), s.group.ops.Load()
 
 	hold, err := d.BeginTx(ctx)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	var firstErr error
 	wg.Go(func() { _, firstErr = d.RunEnqueue(ctx, enqueueQ(1)) })
-	waitGroup(t, s, 0)
+	waitGroup(t, s, 1)
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { _, err := d.RunEnqueue(cctx, enqueueQ(5)); done <- err }()
-	waitGroup(t, s, 1)
+	waitGroup(t, s, 2)
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	require.NoError(t, hold.Rollback())
 	wg.Wait()
 	require.NoError(t, firstErr)
 	require.Equal(t, 2, countRuns(t, d, runs.StateAvailable), "the cancelled enqueue wrote nothing")
-	require.EqualValues(t, 1, s.group.groups.Load()-groups0, "the dropped op took no transaction")
+	require.EqualValues(t, 1, s.group.groups.Load()-groups0, "transactions")
+	require.EqualValues(t, 1, s.group.ops.Load()-ops0, "the dropped op was not run")
 }
