@@ -69,9 +69,10 @@ const (
 
 // inGroupTx runs fn inside a savepoint of a shared writer transaction
 // (groupCommit) and returns once that transaction committed (nil) or fn
-// failed or the commit did (the error; nothing of fn was written). Prepare
-// statements before calling it, never inside fn: preparing needs the one
-// writer connection, which the group holds.
+// failed or the commit did (the error; nothing of fn was written). Call
+// runPrepared before it (the group's savepoints are run statements) and
+// prepare nothing inside fn: preparing needs the one writer connection,
+// which the group holds.
 func (d *store) inGroupTx(ctx context.Context, what string, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -168,9 +169,12 @@ func (d *store) commitGroup(tx *sql.Tx, begin error, ops []*groupOp) {
 		return
 	}
 	ctx := context.Background()
+	d.runStmts.mu.Lock()
+	st := d.runStmts.s // prepared by every op's caller before it queued
+	d.runStmts.mu.Unlock()
 	written := false
 	for _, op := range ops {
-		if err := d.inSavepoint(ctx, tx, op); err != nil {
+		if err := inSavepoint(ctx, tx, st, op); err != nil {
 			answer("group savepoint", err) // the transaction is in an unknown state: write none of it
 			return
 		}
@@ -186,17 +190,15 @@ func (d *store) commitGroup(tx *sql.Tx, begin error, ops []*groupOp) {
 // inSavepoint runs op inside a savepoint of tx: on op's error (kept in
 // op.err) its writes are undone and the transaction goes on. The error it
 // returns is the savepoint's own, after which tx must not commit.
-func (d *store) inSavepoint(ctx context.Context, tx *sql.Tx, op *groupOp) error {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
-		return fmt.Errorf("sqlite: savepoint: %w", err)
+func inSavepoint(ctx context.Context, tx *sql.Tx, st *runStmts, op *groupOp) error {
+	if _, err := tx.StmtContext(ctx, st.savepoint).ExecContext(ctx); err != nil {
+		return err
 	}
 	if op.err = op.fn(op.ctx, tx); op.err != nil {
-		if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
+		if _, err := tx.StmtContext(ctx, st.rollbackSavepoint).ExecContext(ctx); err != nil {
 			return fmt.Errorf("rolling back after %w: %w", op.err, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "RELEASE op"); err != nil {
-		return fmt.Errorf("sqlite: releasing the savepoint: %w", err)
-	}
-	return nil
+	_, err := tx.StmtContext(ctx, st.releaseSavepoint).ExecContext(ctx)
+	return err
 }

@@ -13,6 +13,9 @@ import (
 // does not depend on the runs table, nor the run path on the worlds table.
 type runStmts struct {
 	insert, insertChunk, selectByKey, selectByID, claim, renew, complete, completeChunk, renewChunk, fail, snooze, block, unblock, cancel, retry, reclaim, release *sql.Stmt
+	// The group commit's savepoint around each op (group.go): parsed on
+	// every Exec otherwise, 17µs a pair against 2µs prepared.
+	savepoint, releaseSavepoint, rollbackSavepoint *sql.Stmt
 }
 
 // runSelectByKeySQL reads the run holding a unique key in a period
@@ -57,6 +60,9 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 		{&s.retry, runRetrySQL},
 		{&s.reclaim, runReclaimSQL},
 		{&s.release, runReleaseSQL},
+		{&s.savepoint, "SAVEPOINT op"},
+		{&s.releaseSavepoint, "RELEASE op"},
+		{&s.rollbackSavepoint, "ROLLBACK TO op"},
 	} {
 		st, err := d.w.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -71,7 +77,8 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 
 func (s *runStmts) close() {
 	for _, st := range []*sql.Stmt{s.insert, s.insertChunk, s.selectByKey, s.selectByID, s.claim, s.renew, s.complete,
-		s.completeChunk, s.renewChunk, s.fail, s.snooze, s.block, s.unblock, s.cancel, s.retry, s.reclaim} {
+		s.completeChunk, s.renewChunk, s.fail, s.snooze, s.block, s.unblock, s.cancel, s.retry, s.reclaim, s.release,
+		s.savepoint, s.releaseSavepoint, s.rollbackSavepoint} {
 		if st != nil {
 			st.Close()
 		}
