@@ -63,7 +63,15 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 		// A plan refused or failed here may be the remembered head's
 		// fault: only a write that matches the stored row stands.
 		w := h.world()
-		if p, err := d.planIn(ctx, tx, st, w, now, op, plan); err == nil && !p.Empty() && sameLease(&w.State, &p.After) {
+		p, err := d.planIn(ctx, tx, st, w, now, op, plan)
+		if errors.Is(err, errReadingHead) {
+			// Not the plan's refusal: a read failed, and SQLite may have
+			// rolled the whole transaction back (IOERR, NOMEM, FULL on a
+			// read-only statement end it), after which the statements
+			// below would each commit on their own. Nothing is written.
+			return nil, err
+		}
+		if err == nil && !p.Empty() && sameLease(&w.State, &p.After) {
 			if err := bindKeys(ctx, tx, &p); err != nil {
 				return nil, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 			}
@@ -176,10 +184,15 @@ func (d *store) planIn(ctx context.Context, tx *sql.Tx, st *stmts, w *driver.Wor
 	}
 	p, err := plan(w, now, &headQueries{rejected: rejected, appended: appended, prefetch: prefetch})
 	if qerr != nil {
-		return journal.Plan{}, fmt.Errorf("sqlite: %s %s: reading rejections or keys: %w", op, worldID, qerr)
+		return journal.Plan{}, fmt.Errorf("sqlite: %s %s: %w: %w", op, worldID, errReadingHead, qerr)
 	}
 	return p, err
 }
+
+// errReadingHead marks a plan that failed on a read of its own (the
+// rejections or keys), not on the plan's rule: change must not go on in
+// the transaction then.
+var errReadingHead = errors.New("reading rejections or keys")
 
 // writeKnown writes p, planned from the remembered head h and leaving its
 // lease as it was, with condUpdateKnown; false (and nothing written) when
@@ -193,7 +206,11 @@ func (d *store) writeKnown(ctx context.Context, tx *sql.Tx, st *stmts, h *headRo
 	if err != nil {
 		return false, fmt.Errorf("conditional head write: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("conditional head write: %w", err)
+	}
+	if n != 1 {
 		return false, nil
 	}
 	return true, d.writeRest(ctx, tx, st, p)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -23,8 +24,11 @@ import (
 // it begins a BEGIN IMMEDIATE transaction, takes every op queued by then,
 // runs them in queue order, each inside a SAVEPOINT, and commits once.
 // An op that fails is rolled back to its savepoint alone and answered
-// with its error; the others commit. A failed commit (or BEGIN) answers
-// every op of the group with that error: none of them was written. Ops
+// with its error; the others commit. A failed BEGIN answers every op of
+// the group with its error (none was written); so does a failed COMMIT,
+// which, as for any single transaction, may still leave the group
+// committed after an I/O error on its fsync — the outcome a caller of a
+// failed write must treat as unknown. Ops
 // queued while a group is in flight form the next group, so a lone op pays
 // what it paid before and a busy writer amortizes its commits.
 //
@@ -50,6 +54,9 @@ type groupCommit struct {
 	// how many callers shared a commit (TestGroupCommitShares).
 	groups, ops atomic.Int64
 }
+
+// errClosedDuringGroup answers a group whose store was closed before it ran.
+var errClosedDuringGroup = errors.New("the store was closed")
 
 // groupOp is one caller's write.
 type groupOp struct {
@@ -172,6 +179,10 @@ func (d *store) commitGroup(tx *sql.Tx, begin error, ops []*groupOp) {
 	d.runStmts.mu.Lock()
 	st := d.runStmts.s // prepared by every op's caller before it queued
 	d.runStmts.mu.Unlock()
+	if st == nil { // Close ran since: the savepoints cannot be run
+		answer("group savepoint", errClosedDuringGroup)
+		return
+	}
 	written := false
 	for _, op := range ops {
 		if err := inSavepoint(ctx, tx, st, op); err != nil {
