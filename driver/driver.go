@@ -72,7 +72,11 @@ type Driver interface {
 	WorldList(ctx context.Context, p *WorldListParams) ([]*World, error)
 	// LeaseChange commits one lease change (grant, renew, revoke, handoff)
 	// planned by p.Plan against the locked head and the store's clock.
-	// A planner error is returned as is and nothing is written.
+	// A planner error is returned as is and nothing is written. p.Plan
+	// must have no side effects: a driver may call it more than once in
+	// one change (SQLite plans first from the head it remembers, and
+	// again from the stored head when the conditional write finds the
+	// row changed); only the plan that is written counts.
 	LeaseChange(ctx context.Context, p *LeaseChangeParams) (*World, error)
 	// LeaseScanExpired lists up to p.Limit worlds whose lease is held and
 	// expired on the store clock, ordered by (expiry, id), after the cursor
