@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,6 +30,40 @@ func (g *goCounter) Go(name string, fn func()) {
 	g.Runtime.Go(name, fn)
 }
 
+// drainWatch closes a run's channel once a drain that carried its lease
+// returned: what a slow handler waits for instead of the wall clock.
+type drainWatch struct {
+	*renewCounter
+	mu      sync.Mutex
+	drained map[int64]chan struct{}
+}
+
+func (d *drainWatch) of(id int64) chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ch, ok := d.drained[id]
+	if !ok {
+		ch = make(chan struct{})
+		d.drained[id] = ch
+	}
+	return ch
+}
+
+func (d *drainWatch) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
+	out, err := d.renewCounter.RunRenewMany(ctx, p)
+	if err == nil {
+		for _, r := range p.Runs {
+			ch := d.of(r.ID)
+			select {
+			case <-ch:
+			default:
+				close(ch)
+			}
+		}
+	}
+	return out, err
+}
+
 // TestHeartbeatStartsAtTheFirstBeat: a run whose handler returns before
 // its first beat is due (T_renew after the claim) starts no heartbeat
 // goroutine; one that is still running then gets one, and renews. Each run
@@ -40,6 +73,7 @@ func TestHeartbeatStartsAtTheFirstBeat(t *testing.T) {
 	ctx := context.Background()
 	store, _ := storeKinds[0].open(t, clock.Real()) // sqlite
 	counter := &renewCounter{Store: store}
+	watch := &drainWatch{renewCounter: counter, drained: map[int64]chan struct{}{}}
 	const quick, slow = 20, 2
 	for range quick + slow {
 		_, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}}})
@@ -50,15 +84,18 @@ func TestHeartbeatStartsAtTheFirstBeat(t *testing.T) {
 	require.NoError(t, events.Start(ctx))
 	defer events.Stop(ctx)
 	g := &goCounter{Runtime: rt.Real(clock.Real())}
-	w, err := scheduler.NewWorker(counter, events, scheduler.WorkerConfig{Queues: map[string]int{"q": quick + slow},
+	w, err := scheduler.NewWorker(watch, events, scheduler.WorkerConfig{Queues: map[string]int{"q": quick + slow},
 		Timing: fastTiming, Runtime: g, Logger: quiet})
 	require.NoError(t, err)
 	var done sync.WaitGroup
 	done.Add(quick + slow)
 	w.Handle("q", func(ctx context.Context, r *scheduler.Run) error {
 		defer done.Done()
-		if r.ID > quick { // held past a few beats: renewed by the drain
-			time.Sleep(4 * fastTiming.Renew)
+		if r.ID > quick { // held until a drain renewed it: past its first beat
+			select {
+			case <-watch.of(r.ID):
+			case <-ctx.Done():
+			}
 		}
 		return nil
 	})
