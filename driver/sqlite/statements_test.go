@@ -120,11 +120,7 @@ func TestStatementsPerAppend(t *testing.T) {
 	d, err := OpenEngine(ctx, Config{Path: path}, countedEngine(&n))
 	require.NoError(t, err)
 	defer d.Close()
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
-	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: time.Hour})
-	require.NoError(t, err)
-	req := journal.AppendRequest{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt, Kind: "x", Payload: []byte(`{}`)}
+	req := migratedWorld(t, d)
 	appendOne := func(d driver.Driver) (pos, statements int64) {
 		t.Helper()
 		n0 := n.Load()
@@ -190,11 +186,7 @@ func TestStaleRememberedHeadIsReadAgain(t *testing.T) {
 	d, err := Open(ctx, Config{Path: path, Clock: clk})
 	require.NoError(t, err)
 	defer d.Close()
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
-	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: time.Hour})
-	require.NoError(t, err)
-	req := journal.AppendRequest{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt, Kind: "x", Payload: []byte(`{}`)}
+	req := migratedWorld(t, d)
 	appendOne := func() journal.AppendOutcome {
 		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req}})
 		require.NoError(t, err)
@@ -212,4 +204,16 @@ func TestStaleRememberedHeadIsReadAgain(t *testing.T) {
 	got := appendOne()
 	require.NoError(t, got.Err, "the stored lease is live")
 	require.Equal(t, int64(3), got.Position)
+}
+
+// migratedWorld migrates d and creates world "w" held by "home", and
+// returns a one-entry append request under its grant.
+func migratedWorld(t *testing.T, d *Driver) journal.AppendRequest {
+	t.Helper()
+	ctx := context.Background()
+	_, err := d.Migrate(ctx)
+	require.NoError(t, err)
+	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w", Home: "home", Term: time.Hour})
+	require.NoError(t, err)
+	return journal.AppendRequest{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt, Kind: "x", Payload: []byte(`{}`)}
 }
