@@ -28,6 +28,7 @@ import (
 type renewCounter struct {
 	scheduler.Store
 	sync, drains atomic.Int64
+	maxDrain     atomic.Int64 // the most runs one drain carried since reset
 	mu           sync.Mutex
 	perRun       map[int64]int64
 }
@@ -56,6 +57,12 @@ func (s *renewCounter) syncPerRun() map[int64]int64 {
 
 func (s *renewCounter) RunRenewMany(ctx context.Context, p *driver.RunRenewManyParams) (*driver.RunRenewManyResult, error) {
 	s.drains.Add(1)
+	for n := int64(len(p.Runs)); ; {
+		m := s.maxDrain.Load()
+		if n <= m || s.maxDrain.CompareAndSwap(m, n) {
+			break
+		}
+	}
 	return s.Store.RunRenewMany(ctx, p)
 }
 
@@ -117,7 +124,35 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 					last = now
 				}
 			}
-			// Each mode for a dozen renewal periods; the statements go to its path.
+			// until polls cond until it holds, failing after a minute: each
+			// phase lasts until the counts it judges have moved (a dozen
+			// drains, three renewals of every run), not for a guessed
+			// time a loaded box may not keep up with.
+			until := func(what string, cond func() bool) {
+				for range 6000 {
+					if cond() {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				t.Fatalf("waited a minute for %s", what)
+			}
+			// everyRun reports whether every run has sent at least k
+			// synchronous renewals since per0.
+			everyRun := func(per0 map[int64]int64, k int64) func() bool {
+				return func() bool {
+					per := counter.syncPerRun()
+					if len(per) < n {
+						return false
+					}
+					for id, c := range per {
+						if c-per0[id] < k {
+							return false
+						}
+					}
+					return true
+				}
+			}
 			// lateSyncs is the most synchronous renewals one run sent in the
 			// window: in writebehind a run may still land the one it decided
 			// under the old mode (its loop read the mode before the switch
@@ -135,7 +170,17 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 					settle(&counter.drains)
 				}
 				s0, d0, per0 := counter.sync.Load(), counter.drains.Load(), counter.syncPerRun()
-				time.Sleep(12 * fastTiming.Renew)
+				counter.maxDrain.Store(0)
+				switch m {
+				case keeper.ModeWriteBehind:
+					until("a dozen drains", func() bool { return counter.drains.Load()-d0 >= 12 })
+				case keeper.ModeSync:
+					until("three sync renewals of every run", everyRun(per0, 3))
+				case keeper.ModeDark:
+					until("three sync renewals of every run and a drain", func() bool {
+						return everyRun(per0, 3)() && counter.drains.Load() > d0
+					})
+				}
 				lateSyncs = 0
 				for id, n := range counter.syncPerRun() {
 					lateSyncs = max(lateSyncs, n-per0[id])
@@ -144,18 +189,17 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 			}
 			s, d := phase(keeper.ModeWriteBehind)
 			require.LessOrEqual(t, lateSyncs, int64(1), "writebehind: no synchronous renewal but one decided before the switch (%d in all)", s)
-			require.Positive(t, d)
-			require.Less(t, d, int64(25), "writebehind: about one drain per T_drain for all %d runs", n)
+			require.Greater(t, counter.maxDrain.Load(), int64(1), "writebehind: a drain carries the renewals of many runs, not one each")
 			s, d = phase(keeper.ModeSync)
-			// 12 periods × n runs if the box keeps up; a loaded CI box may not.
-			require.Greater(t, s, int64(n*3), "sync: every run renews every T_renew")
-			require.Zero(t, d, "sync: the drain issues nothing")
+			require.GreaterOrEqual(t, s, int64(n*3), "sync: every run renews every T_renew")
+			require.Zero(t, d, "sync: the drain issues nothing while every run renewed three times")
 			s, d = phase(keeper.ModeDark)
-			require.Greater(t, s, int64(n*3), "dark: the sync writes stay")
+			require.GreaterOrEqual(t, s, int64(n*3), "dark: the sync writes stay")
 			require.Positive(t, d, "dark: and the drain runs beside them")
 			s, d = phase(keeper.ModeWriteBehind)
 			require.LessOrEqual(t, lateSyncs, int64(1), "back to writebehind: no synchronous renewal but one decided before the switch (%d in all)", s)
 			require.Positive(t, d)
+			require.Greater(t, counter.maxDrain.Load(), int64(1), "back to writebehind: drains coalesce again")
 			st := w.Keeper().Stats()
 			require.Zero(t, st.Lost)
 			require.Zero(t, st.SelfStops)
