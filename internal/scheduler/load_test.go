@@ -93,6 +93,18 @@ func TestManyRunsAcrossFourWorkers(t *testing.T) {
 			select {
 			case <-allDone:
 			case <-time.After(10 * time.Minute):
+				// Say where the missing runs are (blocked on an uncertain
+				// effect, backing off, still running), not only how many.
+				for id := int64(1); ; id++ {
+					r, err := store.RunGet(ctx, &driver.RunGetParams{ID: id})
+					if err != nil {
+						break
+					}
+					if r.State != runs.StateCompleted {
+						t.Logf("run %d: %s, attempt %d, owner %q, scheduled %s, reason %q", r.ID, r.State, r.Attempt, r.Owner,
+							r.ScheduledAt.Format(time.RFC3339Nano), r.Reason)
+					}
+				}
 				t.Fatalf("only %d of %d runs handled", handled.Load(), n)
 			}
 			for _, wk := range workers {
