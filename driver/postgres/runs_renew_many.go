@@ -15,28 +15,34 @@ import (
 //
 // l locks the candidate rows in id order, for the reason completeRuns does
 // (every multi-row locker that waits takes its locks in id order, so two
-// of them can never deadlock). The UPDATE's WHERE then states the whole
-// rule again on the locked rows: the fence, the owner, running, and a lease
-// that has not expired — compared with clock_timestamp() read after the
-// locks are held, not t.now, which was read before l may have waited: a
-// lease that expired while the drain waited must not be revived. The new
-// expiry counts from t.now, the earlier instant, so it can only be shorter
-// than the holder's runway assumes (it counts from the drain's send).
+// of them can never deadlock). k keeps the locked rows whose lease has not
+// expired, compared with clock_timestamp() read on l's output — after
+// each row's lock is held, not t.now, which was read before l may have
+// waited: a lease that expired while the drain waited must not be
+// revived. (The comparison once sat in the UPDATE's WHERE; the planner
+// may scan runs for it ahead of l, and a lock holder that modifies
+// nothing — an effect's FOR SHARE — gets no re-evaluation after the wait:
+// TestRenewExpiredWhileWaitingForTheLock.) k reads only l's rows and,
+// holding a volatile function, is never folded into the UPDATE. The
+// UPDATE's WHERE states the rest of the rule again on the rows it writes.
+// The new expiry counts from t.now, the earlier instant, so it can only be
+// shorter than the holder's runway assumes (it counts from the drain's
+// send).
 //
 // It writes only expires_at: never a fence, owner or state.
 const renewRuns = `WITH ` + storeNowSQL + `,
 l AS (
-    SELECT r.id, c.fence, coalesce(c.owner, $4) AS owner
+    SELECT r.id, c.fence, coalesce(c.owner, $4) AS owner, r.expires_at
     FROM unnest($2::bigint[], $3::bigint[], $6::text[]) AS c(id, fence, owner)
     JOIN runs r ON r.id = c.id AND r.fence = c.fence
     WHERE r.state = 'running' AND r.owner = coalesce(c.owner, $4)
     ORDER BY r.id
     FOR UPDATE OF r
-)
+),
+k AS (SELECT id, fence, owner FROM l WHERE expires_at > coalesce($1::timestamptz, clock_timestamp()))
 UPDATE runs r SET expires_at = t.now + $5::interval
-FROM l, t
-WHERE r.id = l.id AND r.fence = l.fence AND r.owner = l.owner AND r.state = 'running'
-  AND r.expires_at > coalesce($1::timestamptz, clock_timestamp())
+FROM k, t
+WHERE r.id = k.id AND r.fence = k.fence AND r.owner = k.owner AND r.state = 'running'
 RETURNING r.id, t.now`
 
 // RunRenewMany implements driver.RunStore: one statement in autocommit on

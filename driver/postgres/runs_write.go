@@ -15,15 +15,25 @@ import (
 // never written here: leaving running already fences the old holder out,
 // and the next claim increments it.
 const (
-	// renewRun compares the expiry with clock_timestamp() evaluated in the
-	// WHERE, so after any wait for the row lock (the qual is re-checked on
-	// the locked row), never with t.now read before it: a lease that
-	// expired during the wait is not revived (see renewRuns).
-	renewRun = `WITH ` + storeNowSQL + `
+	// renewRun locks the run's row first (l) and compares its expiry with
+	// clock_timestamp() read on l's output (k), so the clock is read with
+	// the row locked: a renewal that waited for the lock — held FOR SHARE
+	// by an effect's or a transaction's held-run check, which modifies
+	// nothing, so Postgres would not re-evaluate a WHERE after the wait —
+	// until the lease expired renews nothing (SPEC §2: never revive an
+	// expired lease; TestRenewExpiredWhileWaitingForTheLock). k reads
+	// only l's rows, each returned once locked; a CTE with a volatile
+	// function is never folded into the UPDATE.
+	renewRun = `WITH ` + storeNowSQL + `,
+l AS (
+    SELECT id, expires_at FROM runs
+    WHERE id = $2 AND fence = $3 AND owner = $4 AND state = 'running'
+    FOR NO KEY UPDATE
+),
+k AS (SELECT id AS locked_id FROM l WHERE expires_at > coalesce($1::timestamptz, clock_timestamp()))
 UPDATE runs SET expires_at = t.now + $5::interval
-FROM t
-WHERE id = $2 AND fence = $3 AND owner = $4 AND state = 'running'
-  AND expires_at > coalesce($1::timestamptz, clock_timestamp())
+FROM t, k
+WHERE runs.id = k.locked_id AND fence = $3 AND owner = $4 AND state = 'running'
 RETURNING ` + runColumns
 
 	completeRun = `WITH ` + storeNowSQL + `
