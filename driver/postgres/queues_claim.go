@@ -21,6 +21,13 @@ import (
 // fences out every earlier holder, also one a promoted standby never heard
 // of (fencefloor.go). RunClaim tries it first (see claim below), so a busy queue without
 // controls pays one index probe for them.
+//
+// The UPDATE finds c's picks by their ids as an array, a primary-key
+// lookup per pick, as claimRunsControlled does. Joined to c (FROM c …
+// WHERE r.id = c.id) it was planned, for a wide worker's batch (1,000
+// picks of 20,000 runs), as a Hash Join over a Seq Scan of runs: every
+// claim read and hashed the whole table, a third of the server's CPU in a
+// drain (TestClaimOfAWideWorkerFindsPicksByKey).
 const claimRunsPlain = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `, c AS (
     SELECT id FROM runs
     WHERE queue = $2 AND state = 'available' AND scheduled_at <= (SELECT now FROM t)
@@ -32,8 +39,8 @@ const claimRunsPlain = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `, c AS (
 )
 UPDATE runs r SET state = 'running', owner = $4, fence = greatest(r.fence, fl.floor) + 1, attempt = r.attempt + 1,
     expires_at = t.now + $5::interval, counted = false
-FROM c, t, fl
-WHERE r.id = c.id
+FROM t, fl
+WHERE r.id = ANY (ARRAY(SELECT id FROM c))
 RETURNING ` + runColumnsR
 
 // lockLimitedQueue is the controlled claim's first statement: it locks a queue's

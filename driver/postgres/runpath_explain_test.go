@@ -163,3 +163,42 @@ func TestRunPathExplained(t *testing.T) {
 	require.LessOrEqual(t, claim.walRecords/batch, 5.5, fmt.Sprintf("claim WAL records per run: %s", strings.Join(indexes, ",")))
 	require.LessOrEqual(t, complete.walRecords/batch, 6.0, "completion WAL records per run")
 }
+
+// TestClaimOfAWideWorkerFindsPicksByKey pins the plain claim's plan at a
+// wide worker's batch: 1,000 picks (a worker of 1,000 handlers asks for
+// as many as it has free) out of 20,000 runs. With the UPDATE joined to its
+// picks (FROM c … WHERE r.id = c.id) the planner estimated a thousand
+// primary-key probes dearer than hashing the whole table and chose a
+// Seq Scan of runs under a Hash Join: every claim read every row of the
+// table, and building that hash was a third of the server's CPU in a
+// drain (perf, docs/BENCHMARKS.md stop 27). The picks as an array
+// (r.id = ANY (ARRAY(SELECT id FROM c))) are found by primary key, as in
+// claimRunsControlled.
+func TestClaimOfAWideWorkerFindsPicksByKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := open(t, Config{})
+	const total, batch = 20000, 1000
+	es := make([]runs.Enqueue, 2000)
+	for i := range es {
+		es[i] = runs.Enqueue{Queue: "q", Payload: []byte(`{"n":1}`)}
+	}
+	for range total / len(es) {
+		_, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: es})
+		require.NoError(t, err)
+	}
+	_, err := d.s.general.Exec(ctx, "ANALYZE runs")
+	require.NoError(t, err)
+	tx, err := d.s.general.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	qr := pgxQueryRower{q: func(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
+		return tx.QueryRow(ctx, q, args...)
+	}}
+	claim := explain(t, ctx, qr, claimRunsPlain, nil, "q", batch, "o", 5*time.Minute)
+	nodes := strings.Join(claim.nodes, ",")
+	t.Logf("claim of %d of %d runs: %.0f rows of runs scanned; WAL %.2f records per run\n  plan: %s",
+		batch, total, claim.scanned, claim.walRecords/batch, strings.Join(claim.nodes, " > "))
+	require.NotContains(t, nodes, "Seq Scan runs", "the claim reads the whole table")
+	require.LessOrEqual(t, claim.scanned, float64(3*batch), "the claim reads its picks, not the table")
+}
