@@ -1,0 +1,26 @@
+-- runs keeps half of each page free (fillfactor 50), so that a run's
+-- transitions rewrite its row on the page it is on.
+--
+-- No transition is a HOT update (state, which each one changes, is in the
+-- partial indexes' predicates), but where the new version lands still
+-- matters. With the pages full (fillfactor 100, the default), a claim's
+-- new version never fit beside the old one: heap_update first wrote a
+-- row-lock record for the old version (to hold it while the page's lock
+-- is let go), then looked for another page — the free space map, and most
+-- often a new page at the end of the table — and the completion did it
+-- all again. A drain wrote 3.9 row-lock records per run where 2 are the
+-- statements' own locks (the claim's SKIP LOCKED, the completion's
+-- ordered FOR UPDATE), and 900 WAL bytes per run on the table and its
+-- indexes (docs/BENCHMARKS.md, stop 27).
+--
+-- Half the page is room for a new version of every row inserted into it:
+-- a claim takes a page's runs together (they were enqueued together), and
+-- all of their new versions must fit before any old one can be pruned.
+-- The completion's versions fit once the page is pruned of the versions
+-- the claim left dead (the completion's own read of the page prunes it).
+-- Measured: 2.0 row-lock records and 690 WAL bytes per drained run; 60
+-- left 2.4 records.
+--
+-- Existing pages keep what they hold; the setting applies to the pages
+-- written from now on. No rewrite, no lock beyond the ALTER's own.
+ALTER TABLE runs SET (fillfactor = 50);
