@@ -27,7 +27,7 @@ import (
 // WHERE r.id = c.id) it was planned, for a wide worker's batch (1,000
 // picks of 20,000 runs), as a Hash Join over a Seq Scan of runs: every
 // claim read and hashed the whole table, a third of the server's CPU in a
-// drain (TestClaimOfAWideWorkerFindsPicksByKey).
+// drain (TestWideRunBatchesFindTheirRowsByKey).
 const claimRunsPlain = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `, c AS (
     SELECT id FROM runs
     WHERE queue = $2 AND state = 'available' AND scheduled_at <= (SELECT now FROM t)

@@ -169,21 +169,23 @@ func TestRunPathExplained(t *testing.T) {
 	require.LessOrEqual(t, complete.walRecords/batch, 6.0, "completion WAL records per run")
 }
 
-// TestClaimOfAWideWorkerFindsPicksByKey pins the plain claim's plan at a
-// wide worker's batch: 1,000 picks (a worker of 1,000 handlers asks for
-// as many as it has free) out of 20,000 runs. With the UPDATE joined to its
-// picks (FROM c … WHERE r.id = c.id) the planner estimated a thousand
-// primary-key probes dearer than hashing the whole table and chose a
-// Seq Scan of runs under a Hash Join: every claim read every row of the
-// table, and building that hash was a third of the server's CPU in a
-// drain (perf, docs/BENCHMARKS.md stop 27). The picks as an array
-// (r.id = ANY (ARRAY(SELECT id FROM c))) are found by primary key, as in
-// claimRunsControlled.
-func TestClaimOfAWideWorkerFindsPicksByKey(t *testing.T) {
+// TestWideRunBatchesFindTheirRowsByKey pins the plans of the run
+// statements that take a wide worker's batch: 1,000 runs (a worker of
+// 1,000 handlers claims, renews and may lose as many at once) in a table
+// of 20,000 with 10,000 held. Joined to their batch alone (FROM c …
+// WHERE r.id = c.id, or JOIN runs r ON r.id = c.id), the planner
+// estimated a thousand primary-key probes dearer than hashing the whole
+// table and chose a Seq Scan of runs under a Hash Join: every claim,
+// every renewal drain and every reclaim read every row of the table. In
+// a drain, building that hash for the claim was a third of the server's
+// CPU (perf, docs/BENCHMARKS.md stop 27). The batch's ids stated on runs
+// (r.id = ANY(…)) give the planner the primary key to find them by, as
+// the completion's l and claimRunsControlled already did.
+func TestWideRunBatchesFindTheirRowsByKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := open(t, Config{})
-	const total, batch = 20000, 1000
+	const total, held, batch = 20000, 10000, 1000
 	es := make([]runs.Enqueue, 2000)
 	for i := range es {
 		es[i] = runs.Enqueue{Queue: "q", Payload: []byte(`{"n":1}`)}
@@ -200,13 +202,36 @@ func TestClaimOfAWideWorkerFindsPicksByKey(t *testing.T) {
 	qr := pgxQueryRower{q: func(ctx context.Context, q string, args ...any) interface{ Scan(...any) error } {
 		return tx.QueryRow(ctx, q, args...)
 	}}
+	check := func(name string, e explained, maxScanned float64) {
+		t.Helper()
+		t.Logf("%s of %d (%d runs, %d held): %.0f rows of runs scanned; WAL %.2f records per run\n  plan: %s",
+			name, batch, total, held, e.scanned, e.walRecords/batch, strings.Join(e.nodes, " > "))
+		require.NotContains(t, strings.Join(e.nodes, ","), "Seq Scan runs", "the %s reads the whole table", name)
+		require.LessOrEqual(t, e.scanned, maxScanned, "the %s reads more than its batch", name)
+	}
 	claim := explain(t, ctx, qr, claimRunsPlain, nil, "q", batch, "o", 5*time.Minute)
-	nodes := strings.Join(claim.nodes, ",")
-	t.Logf("claim of %d of %d runs: %.0f rows of runs scanned; WAL %.2f records per run\n  plan: %s",
-		batch, total, claim.scanned, claim.walRecords/batch, strings.Join(claim.nodes, " > "))
-	require.NotContains(t, nodes, "Seq Scan runs", "the claim reads the whole table")
-	require.LessOrEqual(t, claim.scanned, float64(3*batch), "the claim reads its picks, not the table")
+	check("claim", claim, 3*batch)
 	// The lock, the new version on the same page, runs_pkey, runs_expiry
 	// (migration 0022; 5.0 before it).
 	require.LessOrEqual(t, claim.walRecords/batch, 4.5, "claim WAL records per run")
+
+	_, err = tx.Exec(ctx, claimRunsPlain, nil, "q", held-batch, "o", 5*time.Minute)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "ANALYZE runs")
+	require.NoError(t, err)
+	rows, err := tx.Query(ctx, `SELECT id, fence FROM runs WHERE state = 'running' ORDER BY id LIMIT $1`, batch)
+	require.NoError(t, err)
+	var ids, fences []int64
+	for rows.Next() {
+		var id, fence int64
+		require.NoError(t, rows.Scan(&id, &fence))
+		ids, fences = append(ids, id), append(fences, fence)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, ids, batch)
+	check("renewal", explain(t, ctx, qr, renewRuns, nil, ids, fences, "o", 5*time.Minute, []string{}), 3*batch)
+	// Every held lease expired an hour ago on the statement's clock: the
+	// reclaim's c reads the expired ones from runs_expiry to take the
+	// first 1,000 in (expires_at, id) order, then finds those by key.
+	check("reclaim", explain(t, ctx, qr, reclaimRuns, time.Now().Add(time.Hour), batch), held+3*batch)
 }

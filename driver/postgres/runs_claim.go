@@ -55,6 +55,9 @@ const rfc3339NanoSQL = `to_char(c.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"H
 // holder's later writes. scheduled_at is left
 // as it was: the run goes back to its own place in the claim order, not
 // behind the queue (docs/design/run-order.md); reclaimed_at records when.
+// The UPDATE states c's ids on runs as an array besides the join (which
+// the reason needs): joined to c alone, a reclaim of 1,000 was planned as
+// a Hash Join over a Seq Scan of runs (TestWideRunBatchesFindTheirRowsByKey).
 const reclaimRuns = `WITH ` + storeNowSQL + `, ` + fenceFloorSQL + `, c AS (
     SELECT id, expires_at, owner, fence FROM runs
     WHERE state = 'running' AND expires_at <= (SELECT now FROM t)
@@ -68,7 +71,7 @@ UPDATE runs r SET
     finished_at = CASE WHEN r.attempt >= r.max_attempts THEN t.now END,
     reason = format('lease expired at %s (owner %s, fence %s)', ` + rfc3339NanoSQL + `, c.owner, c.fence)
 FROM c, t, fl
-WHERE r.id = c.id
+WHERE r.id = c.id AND r.id = ANY (ARRAY(SELECT id FROM c))
 RETURNING ` + runColumnsR
 
 // RunReclaim implements driver.RunStore in one statement, one round trip.
