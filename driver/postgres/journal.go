@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,9 +12,12 @@ import (
 	"github.com/leasehold/leasehold/journal"
 )
 
-// JournalAppend implements driver.Driver: the whole batch is one call of
-// leasehold_journal_append (migration 0002) in autocommit — one round trip,
-// one transaction, one WAL flush. The function takes the world's row lock,
+// JournalAppend implements driver.Driver: the whole batch is one statement
+// in autocommit — one round trip, one transaction, one WAL flush. A batch
+// of one request is appendOneSQL (journal_one.go), which answers through
+// the function whenever the request is not simply accepted; any other
+// batch is one call of leasehold_journal_append (migration 0002). The
+// function takes the world's row lock,
 // reads the store clock under it, applies the append rule of
 // journal.CheckAppend and the rejection bound of journal.PlanAppend, and
 // chains the hashes of journal.Canonical; the conformance suite holds it to
@@ -27,7 +31,7 @@ import (
 // committer always passes a deadline.
 func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
 	if !journal.Signed(p.Requests) {
-		out, _, err := d.appendOnce(ctx, p, signedArgs{})
+		out, _, err := d.appendOnceOrFunction(ctx, p, signedArgs{})
 		return out, err
 	}
 	// A signed batch (journal/sign.go): verified here, in Go, against the
@@ -41,7 +45,7 @@ func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams
 		if known {
 			sa.key, sa.ok = key, journal.VerifyBatch(key, requestEntries(p), sa.sig)
 		}
-		out, learned, err := d.appendOnce(ctx, p, sa)
+		out, learned, err := d.appendOnceOrFunction(ctx, p, sa)
 		if err != nil || learned == nil || try > 0 {
 			if err == nil && learned != nil {
 				return nil, fmt.Errorf("postgres: append to %q: the epoch's key changed twice under one append: %w", p.World, driver.ErrConflict)
@@ -73,29 +77,29 @@ type signedArgs struct {
 	ok       bool
 }
 
-// appendOnce is one call of leasehold_journal_append. learned is the key
+// appendOnceOrFunction appends a batch of one with appendOneSQL and any
+// other batch with leasehold_journal_append; when the one statement finds
+// the lease expired under the head's lock (it wrote nothing), the function
+// answers, judging the expiry again under the lock and journaling the
+// refusal as any expired append's.
+func (d *store) appendOnceOrFunction(ctx context.Context, p *driver.JournalAppendParams, sa signedArgs) ([]journal.AppendOutcome, []byte, error) {
+	if len(p.Requests) != 1 {
+		return d.appendOnce(ctx, p, sa, false)
+	}
+	out, learned, err := d.appendOnce(ctx, p, sa, true)
+	if errors.Is(err, errExpiredUnderLock) {
+		return d.appendOnce(ctx, p, sa, false)
+	}
+	return out, learned, err
+}
+
+// appendOnce is one statement: appendOneSQL when one (a batch of one
+// request), else a call of leasehold_journal_append. learned is the key
 // the head's epoch carries when the function answered key_unknown.
-func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, sa signedArgs) (_ []journal.AppendOutcome, learned []byte, _ error) {
+func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, sa signedArgs, one bool) (_ []journal.AppendOutcome, learned []byte, _ error) {
 	out := make([]journal.AppendOutcome, len(p.Requests))
 	n := len(p.Requests)
-	var (
-		idx      = make([]int, 0, n)
-		holders  = make([]string, 0, n)
-		epochs   = make([]int64, 0, n)
-		seens    = make([]int64, 0, n)
-		kinds    = make([]string, 0, n)
-		keys     = make([]string, 0, n)
-		payloads = make([][]byte, 0, n)
-		posns    = make([]int64, 0, n)
-	)
-	for i := range p.Requests {
-		r := &p.Requests[i] // valid and normalized: driver.Validating
-		idx = append(idx, i)
-		holders, epochs, seens = append(holders, r.Holder), append(epochs, r.Epoch), append(seens, r.SeenPosition)
-		kinds, keys, payloads = append(kinds, string(r.Kind)), append(keys, r.Key), append(payloads, r.Payload)
-		posns = append(posns, r.Position)
-	}
-	if len(idx) == 0 {
+	if n == 0 {
 		return out, nil, nil
 	}
 	var now *time.Time
@@ -132,9 +136,26 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 		ms := fmt.Sprintf("%dms", max(left.Milliseconds(), 1))
 		b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", ms)
 	}
-	b.Queue(`SELECT o_position, o_reason, o_epoch, o_holder, o_key
+	if one {
+		r := &p.Requests[0]
+		q := appendOneSQL
+		if r.Key != "" {
+			q = appendOneKeyedSQL
+		}
+		b.Queue(q, p.World, now, r.Holder, r.Epoch, r.SeenPosition, string(r.Kind), r.Key, nonNil(r.Payload),
+			r.Position, nonNil(sa.sig), sa.key, sa.ok)
+	} else {
+		holders, epochs, seens := make([]string, n), make([]int64, n), make([]int64, n)
+		kinds, keys, payloads, posns := make([]string, n), make([]string, n), make([][]byte, n), make([]int64, n)
+		for i := range p.Requests {
+			r := &p.Requests[i] // valid and normalized: driver.Validating
+			holders[i], epochs[i], seens[i] = r.Holder, r.Epoch, r.SeenPosition
+			kinds[i], keys[i], payloads[i], posns[i] = string(r.Kind), r.Key, r.Payload, r.Position
+		}
+		b.Queue(`SELECT o_position, o_reason, o_epoch, o_holder, o_key
 		FROM leasehold_journal_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		p.World, now, holders, epochs, seens, kinds, keys, payloads, posns, nonNil(sa.sig), sa.key, sa.ok)
+			p.World, now, holders, epochs, seens, kinds, keys, payloads, posns, nonNil(sa.sig), sa.key, sa.ok)
+	}
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 	fail := func(err error) ([]journal.AppendOutcome, []byte, error) {
@@ -145,6 +166,8 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 			// The timeouts set from the caller's deadline fired: the
 			// transaction was rolled back and nothing was written.
 			return nil, nil, fmt.Errorf("postgres: append to %q: nothing written: %w (%v)", p.World, context.DeadlineExceeded, err)
+		case one && isExpiredUnderLock(err):
+			return nil, nil, errExpiredUnderLock
 		case isNoData(err):
 			return nil, nil, fmt.Errorf("world %q: %w", p.World, driver.ErrNotFound)
 		}
@@ -169,20 +192,20 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 			rows.Close()
 			return fail(err)
 		}
-		if k >= len(idx) {
+		if k >= n {
 			rows.Close()
 			return nil, nil, fmt.Errorf("postgres: append to %q: more outcomes than requests", p.World)
 		}
 		if reason != nil && *reason == "key_unknown" {
 			learned = okey
 		}
-		i := idx[k]
+		i := k
 		k++
 		if reason == nil {
 			out[i].Position = pos
 			continue
 		}
-		out[i].Err = &journal.RefusedError{Op: "append", World: p.World, Holder: holders[k-1], Epoch: epochs[k-1],
+		out[i].Err = &journal.RefusedError{Op: "append", World: p.World, Holder: p.Requests[i].Holder, Epoch: p.Requests[i].Epoch,
 			Reason: journal.Reason(*reason), CurrentEpoch: epoch, CurrentHolder: holder}
 	}
 	rows.Close()
@@ -194,8 +217,8 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 	if err := br.Close(); err != nil {
 		return fail(err)
 	}
-	if k != len(idx) {
-		return nil, nil, fmt.Errorf("postgres: append to %q: %d outcomes for %d requests", p.World, k, len(idx))
+	if k != n {
+		return nil, nil, fmt.Errorf("postgres: append to %q: %d outcomes for %d requests", p.World, k, n)
 	}
 	if learned != nil {
 		return nil, learned, nil

@@ -79,9 +79,10 @@ func openCountingStmts(t *testing.T, cfg Config) (*Driver, *atomic.Int64, *atomi
 }
 
 // TestStatementsPerAppend pins what one append sends in its one round
-// trip: the call of leasehold_journal_append alone, and before it, when the
-// caller has a deadline (the group committer always has), the set_config
-// of the server's timeouts — no BEGIN and COMMIT: the pipeline's Sync
+// trip: one statement (appendOneSQL for a single request; it calls
+// leasehold_journal_append itself when it does not simply accept), and
+// before it, when the caller has a deadline (the group committer always
+// has), the set_config of the server's timeouts — no BEGIN and COMMIT: the pipeline's Sync
 // closes its implicit transaction. The store's own one-row commit is one
 // statement; the append is two.
 func TestStatementsPerAppend(t *testing.T) {
@@ -111,8 +112,8 @@ func TestStatementsPerAppend(t *testing.T) {
 		op    func()
 		stmts int64
 	}{
-		{"no deadline: the function call", func() { appendOne(ctx) }, 1},
-		{"deadline: set_config and the function call", withDeadline, 2},
+		{"no deadline: the one statement", func() { appendOne(ctx) }, 1},
+		{"deadline: set_config and the one statement", withDeadline, 2},
 	} {
 		c.op() // warm: prepares the statements
 		w0, s0 := writes.Load(), stmts.Load()

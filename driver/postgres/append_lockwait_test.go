@@ -1,0 +1,116 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/internal/testdb"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// TestAppendExpiredWhileWaitingForTheLock: an append that starts while
+// the lease is live, then waits for the head's row lock — held by a
+// transaction that only locks it and modifies nothing — until the lease
+// has expired on the store clock, is refused 'expired' and writes no
+// entry (SPEC §5: no write accepted while the lease is expired on the
+// store clock). It holds the one-statement append to a clock read under
+// the lock: a clock read when the statement started (or in the UPDATE's
+// WHERE, which Postgres does not re-evaluate after waiting on a mere
+// lock) accepts this append.
+func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"FOR UPDATE", "FOR NO KEY UPDATE"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			url, schema := testdb.Schema(t)
+			d, err := Open(ctx, Config{URL: url, Schema: schema}) // the store clock: the server's
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, d.Close()) })
+			_, err = d.Migrate(ctx)
+			require.NoError(t, err)
+			w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: 3 * time.Second})
+			require.NoError(t, err)
+
+			locker, err := pgx.Connect(ctx, url)
+			require.NoError(t, err)
+			t.Cleanup(func() { locker.Close(context.Background()) })
+			_, err = locker.Exec(ctx, "SET search_path = "+pgx.Identifier{schema}.Sanitize())
+			require.NoError(t, err)
+			tx, err := locker.Begin(ctx)
+			require.NoError(t, err)
+			_, err = tx.Exec(ctx, "SELECT 1 FROM worlds WHERE id = 'w1' "+mode)
+			require.NoError(t, err)
+			var lockerPID uint32
+			require.NoError(t, tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&lockerPID))
+
+			type result struct {
+				out []journal.AppendOutcome
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(ctx, time.Minute) // as the group committer: the timeouts' set_config too
+				defer cancel()
+				out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
+					Requests: []journal.AppendRequest{{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt,
+						Kind: "x", Payload: []byte(`{}`)}}})
+				done <- result{out, err}
+			}()
+
+			// The append waits on the locker (a signal, polled a bounded
+			// number of times), and it started while the lease was live.
+			watch, err := pgx.Connect(ctx, url)
+			require.NoError(t, err)
+			t.Cleanup(func() { watch.Close(context.Background()) })
+			var started time.Time
+			waiting := false
+			for range 100000 {
+				err := watch.QueryRow(ctx, `SELECT query_start FROM pg_stat_activity
+					WHERE $1::int = ANY (pg_blocking_pids(pid))`, int32(lockerPID)).Scan(&started)
+				if errors.Is(err, pgx.ErrNoRows) {
+					continue
+				}
+				require.NoError(t, err)
+				waiting = true
+				break
+			}
+			require.True(t, waiting, "the append never waited for the head's lock")
+			var expires time.Time
+			require.NoError(t, tx.QueryRow(ctx, "SELECT expires_at FROM worlds WHERE id = 'w1'").Scan(&expires))
+			require.True(t, started.Before(expires), "the append started at %v, after the lease's expiry %v", started, expires)
+
+			// The one unavoidable wait: the store clock passes the expiry
+			// (the server sleeps until just past it, and says so).
+			var past bool
+			for range 100 {
+				require.NoError(t, tx.QueryRow(ctx, `SELECT pg_sleep(greatest(extract(epoch FROM expires_at - clock_timestamp()), 0) + 0.005),
+					clock_timestamp() > expires_at FROM worlds WHERE id = 'w1'`).Scan(nil, &past))
+				if past {
+					break
+				}
+			}
+			require.True(t, past)
+			require.NoError(t, tx.Commit(ctx)) // the lock is released, nothing modified
+
+			r := <-done
+			require.NoError(t, r.err)
+			require.Len(t, r.out, 1)
+			var refused *journal.RefusedError
+			require.ErrorAs(t, r.out[0].Err, &refused, "an append that waited past the expiry was accepted at %d", r.out[0].Position)
+			require.Equal(t, journal.Reason("expired"), refused.Reason)
+			es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w1", From: 1, Limit: 100})
+			require.NoError(t, err)
+			for _, e := range es {
+				require.NotEqual(t, journal.Kind("x"), e.Kind, "the refused append's entry was written at %d", e.Position)
+			}
+			auditHead(t, d, "w1")
+		})
+	}
+}
