@@ -1,0 +1,12 @@
+-- journal_entries.world loses its foreign key to worlds. Every statement
+-- that writes entries writes or locks the world's head row in the same
+-- transaction first (the append's UPDATE or SELECT … FOR UPDATE, the
+-- change path's conditional UPDATE, world creation's INSERT of the head),
+-- and no statement deletes a world, so the key never caught a write the
+-- writers did not already refuse. What it cost was on every append: its
+-- check, an SPI query run after the entry's INSERT, locks the head row
+-- FOR KEY SHARE — in the one-statement append a row the transaction has
+-- just updated, one more heap LOCK record in the append's WAL — and its
+-- trigger queue. The SQLite driver keeps its key: there the check is an
+-- index probe inside the same b-tree engine and writes no page.
+ALTER TABLE journal_entries DROP CONSTRAINT IF EXISTS journal_entries_world_fkey;
