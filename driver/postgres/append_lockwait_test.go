@@ -114,3 +114,80 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendKeyedWhileAnotherAppendsTheKey: a keyed single append that
+// waits for the head's lock while another transaction appends the same
+// key answers that transaction's position and writes nothing — its key
+// probe read a snapshot from before the other append, so the one
+// statement must not take it for current once the head moved (it hands
+// the append to the function, which reads the journal afresh).
+func TestAppendKeyedWhileAnotherAppendsTheKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, schema := testdb.Schema(t)
+	d, err := Open(ctx, Config{URL: url, Schema: schema})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	_, err = d.Migrate(ctx)
+	require.NoError(t, err)
+	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: time.Hour})
+	require.NoError(t, err)
+
+	other, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close(context.Background()) })
+	_, err = other.Exec(ctx, "SET search_path = "+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	tx, err := other.Begin(ctx)
+	require.NoError(t, err)
+	var otherPos int64
+	require.NoError(t, tx.QueryRow(ctx, `SELECT o_position FROM leasehold_journal_append('w1', NULL, ARRAY['home'],
+		ARRAY[$1::bigint], ARRAY[$2::bigint], ARRAY['x'], ARRAY['k'], ARRAY['{"by":"other"}'::bytea], ARRAY[0::bigint], ''::bytea, NULL, false)`,
+		w.Epoch, w.GrantedAt).Scan(&otherPos))
+	var otherPID uint32
+	require.NoError(t, tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&otherPID))
+
+	type result struct {
+		out []journal.AppendOutcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
+			Requests: []journal.AppendRequest{{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt,
+				Kind: "x", Key: "k", Payload: []byte(`{"by":"driver"}`)}}})
+		done <- result{out, err}
+	}()
+	watch, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(func() { watch.Close(context.Background()) })
+	waiting := false
+	for range 100000 {
+		var n int
+		require.NoError(t, watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE $1::int = ANY (pg_blocking_pids(pid))`, int32(otherPID)).Scan(&n))
+		if n > 0 {
+			waiting = true
+			break
+		}
+	}
+	require.True(t, waiting, "the append never waited for the head's lock")
+	require.NoError(t, tx.Commit(ctx))
+
+	r := <-done
+	require.NoError(t, r.err)
+	require.Len(t, r.out, 1)
+	require.NoError(t, r.out[0].Err)
+	require.Equal(t, otherPos, r.out[0].Position, "the key's first position")
+	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w1", From: 1, Limit: 100})
+	require.NoError(t, err)
+	keyed := 0
+	for _, e := range es {
+		if e.Key == "k" {
+			keyed++
+			require.Equal(t, `{"by":"other"}`, string(e.Payload))
+		}
+	}
+	require.Equal(t, 1, keyed)
+	auditHead(t, d, "w1")
+}
