@@ -36,7 +36,11 @@
 // chains the hashes of journal.Canonical. package journal stays the
 // definition: the conformance suite's property case requires every entry
 // the function writes to hash exactly like the Go planner's, and every audit
-// recomputes each hash in Go.
+// recomputes each hash in Go. A batch of one request is one statement
+// that accepts it without the function — a conditional UPDATE of the head
+// and the entry's INSERT, the expiry judged on a clock read once the
+// head's row lock is held (journal_one.go) — and calls the function, in the
+// same statement, for any other answer.
 //
 // # A lease change, two round trips
 //
