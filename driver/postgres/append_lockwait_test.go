@@ -65,15 +65,16 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 			}()
 
 			// The append waits on the locker (a signal, polled a bounded
-			// number of times), and it started while the lease was live.
+			// number of times), and it was seen waiting — so its statement's
+			// clock read was earlier still — while the lease was live.
 			watch, err := pgx.Connect(ctx, url)
 			require.NoError(t, err)
 			t.Cleanup(func() { watch.Close(context.Background()) })
-			var started time.Time
+			var seenAt time.Time
 			waiting := false
 			for range 100000 {
-				err := watch.QueryRow(ctx, `SELECT query_start FROM pg_stat_activity
-					WHERE $1::int = ANY (pg_blocking_pids(pid))`, int32(lockerPID)).Scan(&started)
+				err := watch.QueryRow(ctx, `SELECT clock_timestamp() FROM pg_stat_activity
+					WHERE $1::int = ANY (pg_blocking_pids(pid))`, int32(lockerPID)).Scan(&seenAt)
 				if errors.Is(err, pgx.ErrNoRows) {
 					continue
 				}
@@ -84,7 +85,7 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 			require.True(t, waiting, "the append never waited for the head's lock")
 			var expires time.Time
 			require.NoError(t, tx.QueryRow(ctx, "SELECT expires_at FROM worlds WHERE id = 'w1'").Scan(&expires))
-			require.True(t, started.Before(expires), "the append started at %v, after the lease's expiry %v", started, expires)
+			require.True(t, seenAt.Before(expires), "the append was first seen waiting at %v, after the lease's expiry %v", seenAt, expires)
 
 			// The one unavoidable wait: the store clock passes the expiry
 			// (the server sleeps until just past it, and says so).

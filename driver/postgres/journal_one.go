@@ -30,7 +30,7 @@ import (
 // evaluated once the row is updated — the lock held — reads
 // clock_timestamp() again, and the INSERT calls
 // leasehold_append_expired_under_lock (migration 0021) when that time is
-// not before the expiry: it raises LH001, the whole statement rolls back,
+// not before the expiry: it raises LH002, the whole statement rolls back,
 // and the driver asks the function, which refuses the append 'expired'
 // with the clock it reads under the lock (SPEC §5). The WHERE's test is
 // kept as the common refusal's way to the function in the same round trip.
@@ -106,7 +106,7 @@ SELECT o_position, o_reason, o_epoch, o_holder, o_key
        ARRAY[$7::text], ARRAY[$8::bytea], ARRAY[$9::bigint], $10, $11, $12)
  WHERE NOT EXISTS (SELECT 1 FROM h)`
 
-// errExpiredUnderLock is appendOneSQL's LH001: the lease expired while the
+// errExpiredUnderLock is appendOneSQL's LH002: the lease expired while the
 // append waited for the head's lock; nothing was written, and the
 // function answers the append (refusing it 'expired').
 var errExpiredUnderLock = errors.New("postgres: the lease expired while the append waited for the head's lock")
@@ -114,5 +114,5 @@ var errExpiredUnderLock = errors.New("postgres: the lease expired while the appe
 // isExpiredUnderLock reports leasehold_append_expired_under_lock's raise.
 func isExpiredUnderLock(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "LH001"
+	return errors.As(err, &pe) && pe.Code == errExpiredUnderLockCode
 }

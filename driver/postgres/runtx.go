@@ -37,8 +37,16 @@ ELSIF s <> 'running' OR f <> %[2]d THEN
 END IF;
 END$$; COMMIT`
 
-// errFnMovedRun is checkAndCommit's SQLSTATE (class LH: Leasehold's own).
-const errFnMovedRun = "LH001"
+// Leasehold's own SQLSTATEs (class LH), one meaning each.
+const (
+	// errFnMovedRun is checkAndCommit's: the transaction function moved
+	// the run.
+	errFnMovedRun = "LH001"
+	// errExpiredUnderLockCode is leasehold_append_expired_under_lock's
+	// (migration 0021): a single append's lease expired while it waited
+	// for the head's row lock.
+	errExpiredUnderLockCode = "LH002"
+)
 
 // movedRunRefusal is the refusal of a RunTx whose fn moved its run, from
 // checkAndCommit's DETAIL: the run as fn left it, as SQLite reports it.

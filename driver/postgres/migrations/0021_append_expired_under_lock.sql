@@ -18,6 +18,6 @@ LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
     RAISE EXCEPTION 'world %: the lease expired while the append waited for the head''s lock', p_world
-        USING ERRCODE = 'LH001';
+        USING ERRCODE = 'LH002';
 END
 $$;
