@@ -402,8 +402,8 @@ func PostgresParts(ctx context.Context, d driver.Driver, url, schema string, cfg
 		return total, nil
 	}
 	names := []string{"floor: one-row autocommit INSERT", "lock: BEGIN + head SELECT FOR UPDATE + COMMIT",
-		"+ conditional head UPDATE", "+ entry INSERT, journal_entries (FK + notify trigger)",
-		"  the same into a copy without FK and trigger", "+ entry key (unique index)",
+		"+ conditional head UPDATE", "+ entry INSERT, journal_entries (notify trigger)",
+		"  the same into a copy without the trigger", "+ entry key (unique index)",
 		"  the same into the copy", "driver JournalAppend, keyless", "driver JournalAppend, keyed"}
 	fns := []partFn{
 		func(ctx context.Context) error {
