@@ -35,7 +35,7 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 			t.Cleanup(func() { require.NoError(t, d.Close()) })
 			_, err = d.Migrate(ctx)
 			require.NoError(t, err)
-			w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: 3 * time.Second})
+			w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: 8 * time.Second})
 			require.NoError(t, err)
 
 			locker, err := pgx.Connect(ctx, url)

@@ -42,7 +42,7 @@ func TestRenewExpiredWhileWaitingForTheLock(t *testing.T) {
 			require.NoError(t, err)
 			_, err = d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}, {Queue: "q"}}})
 			require.NoError(t, err)
-			got, err := d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "o", Limit: 2, Lease: 3 * time.Second})
+			got, err := d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "o", Limit: 2, Lease: 8 * time.Second})
 			require.NoError(t, err)
 			require.Len(t, got, 2)
 			run := got[0]

@@ -17,17 +17,17 @@ import (
 // (every multi-row locker that waits takes its locks in id order, so two
 // of them can never deadlock). k keeps the locked rows whose lease has not
 // expired, compared with clock_timestamp() read on l's output — after
-// each row's lock is held, not t.now, which was read before l may have
-// waited: a lease that expired while the drain waited must not be
-// revived. (The comparison once sat in the UPDATE's WHERE; the planner
+// each row's lock is held, not t.now, whose one read Postgres may make
+// before l waits (t is read when a plan first needs it): a lease that
+// expired while the drain waited must not be revived. (The comparison once sat in the UPDATE's WHERE; the planner
 // may scan runs for it ahead of l, and a lock holder that modifies
 // nothing — an effect's FOR SHARE — gets no re-evaluation after the wait:
 // TestRenewExpiredWhileWaitingForTheLock.) k reads only l's rows and,
 // holding a volatile function, is never folded into the UPDATE. The
 // UPDATE's WHERE states the rest of the rule again on the rows it writes.
-// The new expiry counts from t.now, the earlier instant, so it can only be
-// shorter than the holder's runway assumes (it counts from the drain's
-// send).
+// The new expiry counts from t.now, read at or before the commit, and the
+// holder counts its runway from the drain's send, earlier still, so the
+// holder never assumes more runway than the row gives it.
 //
 // l states the batch's ids on runs (r.id = ANY($2)) besides the join:
 // joined to the unnested batch alone, a drain of 1,000 leases was planned
