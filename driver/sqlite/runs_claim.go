@@ -16,13 +16,21 @@ import (
 // claim order (the runs_claimable index), the UPDATE takes them. Under the
 // single writer nothing can claim between the pick and the take, so no run
 // is claimed twice; fence+1 fences out whoever held any earlier claim.
+//
+// The limit is written +?5, not ?5: SQLite (3.54) plans a LIMIT that is a
+// bare parameter with the value bound at the time, and marks the
+// statement to be compiled again whenever that parameter is bound anew —
+// every claim, parsing and planning this UPDATE each time
+// (TestRunStatementsAreNotReprepared; docs/BENCHMARKS.md, stop 27). The
+// unary plus is the same integer to the VM and not a bare parameter to the
+// planner.
 const runClaimSQL = `UPDATE runs SET
     state = 'running', owner = ?1, fence = fence + 1, attempt = attempt + 1, expires_at = ?2
 WHERE id IN (
     SELECT id FROM runs
     WHERE queue = ?3 AND state = 'available' AND scheduled_at <= ?4
     ORDER BY priority, scheduled_at, id
-    LIMIT ?5)
+    LIMIT +?5)
 RETURNING ` + runColumns
 
 // RunClaim implements driver.RunStore, in a writer transaction shared

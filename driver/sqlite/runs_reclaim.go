@@ -25,7 +25,9 @@ const rfc3339NanoSQL = `strftime('%Y-%m-%dT%H:%M:%S', expires_at / 1000000, 'uni
 // expressions read the row as it was, so the reason names the expired
 // lease's expiry, owner and fence. scheduled_at is left as it was: the
 // run goes back to its own place in the claim order, not behind the queue
-// (docs/design/run-order.md); reclaimed_at records when.
+// (docs/design/run-order.md); reclaimed_at records when. The limit is
+// +?2, not ?2, so that binding it does not make SQLite compile the
+// statement again (runClaimSQL).
 const runReclaimSQL = `UPDATE runs SET
     state        = CASE WHEN attempt >= max_attempts THEN 'failed' ELSE 'available' END,
     finished_at  = CASE WHEN attempt >= max_attempts THEN ?1 END,
@@ -36,7 +38,7 @@ WHERE id IN (
     SELECT id FROM runs
     WHERE state = 'running' AND expires_at <= ?1
     ORDER BY expires_at, id
-    LIMIT ?2)
+    LIMIT +?2)
 RETURNING ` + runColumns
 
 // RunReclaim implements driver.RunStore. Under BEGIN IMMEDIATE the pick and
