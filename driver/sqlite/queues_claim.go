@@ -40,12 +40,12 @@ func readQueueControl(ctx context.Context, stmt *sql.Stmt, q string) (*queueCont
 // and, for a rate-limited queue, records each claim as a start and drops
 // the starts that left the window — all in the caller's write transaction.
 func (d *store) claimLimited(ctx context.Context, tx *sql.Tx, qs *queueStmts, c *queueControl, p *driver.RunClaimParams, now time.Time) ([]*driver.Run, error) {
-	rows, err := tx.StmtContext(ctx, qs.claimLimited).QueryContext(ctx,
-		p.Owner, now.Add(p.Lease).UnixMicro(), p.Queue, now.UnixMicro(), p.Limit)
+	expires := now.Add(p.Lease).UnixMicro()
+	rows, err := tx.StmtContext(ctx, qs.claimLimited).QueryContext(ctx, p.Owner, expires, p.Queue, now.UnixMicro(), p.Limit)
 	if err != nil {
 		return nil, err
 	}
-	out, err := scanRuns(rows)
+	out, err := scanClaimedRuns(rows, p.Queue, p.Owner, expires)
 	if err != nil || !c.rateLimit.Valid {
 		return out, err
 	}

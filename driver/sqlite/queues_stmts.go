@@ -37,7 +37,7 @@ WHERE id IN (
              ELSE q.rate_limit - (SELECT count(*) FROM queue_starts s
                                   WHERE s.queue = ?3 AND s.started_at > ?4 - q.rate_period_us) END)) END
         FROM queues q WHERE q.name = ?3), ?5))
-RETURNING ` + runColumns
+RETURNING ` + claimedColumns
 
 type queueStmtCache struct {
 	mu sync.Mutex // guards s; held only while preparing

@@ -31,7 +31,7 @@ WHERE id IN (
     WHERE queue = ?3 AND state = 'available' AND scheduled_at <= ?4
     ORDER BY priority, scheduled_at, id
     LIMIT +?5)
-RETURNING ` + runColumns
+RETURNING ` + claimedColumns
 
 // RunClaim implements driver.RunStore, in a writer transaction shared
 // with the enqueues and completions queued beside it (group.go).
@@ -78,10 +78,10 @@ func (d *store) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driv
 
 // claimPlain claims from a queue nothing pauses or limits (runClaimSQL).
 func (d *store) claimPlain(ctx context.Context, tx *sql.Tx, st *runStmts, p *driver.RunClaimParams, now time.Time) ([]*driver.Run, error) {
-	rows, err := tx.StmtContext(ctx, st.claim).QueryContext(ctx,
-		p.Owner, now.Add(p.Lease).UnixMicro(), p.Queue, now.UnixMicro(), p.Limit)
+	expires := now.Add(p.Lease).UnixMicro()
+	rows, err := tx.StmtContext(ctx, st.claim).QueryContext(ctx, p.Owner, expires, p.Queue, now.UnixMicro(), p.Limit)
 	if err != nil {
 		return nil, err
 	}
-	return scanRuns(rows)
+	return scanClaimedRuns(rows, p.Queue, p.Owner, expires)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/runs"
@@ -17,42 +18,124 @@ var _ driver.RunStore = (*store)(nil)
 const runColumns = `id, queue, payload, priority, state, attempt, max_attempts, fence, owner,
 	scheduled_at, expires_at, unique_key, reason, result, created_at, finished_at, snoozes, reclaimed_at`
 
-// scanRun reads one row of runColumns. NULL times become the zero time and
-// a NULL (or empty) payload or result becomes nil.
-func scanRun(r rowScanner) (*driver.Run, error) {
-	var x driver.Run
-	var state string
-	var scheduled, created int64
-	var expires, finished, reclaimed sql.NullInt64
-	if err := r.Scan(&x.ID, &x.Queue, &x.Payload, &x.Priority, &state, &x.Attempt, &x.MaxAttempts, &x.Fence,
-		&x.Owner, &scheduled, &expires, &x.UniqueKey, &x.Reason, &x.Result, &created, &finished, &x.Snoozes, &reclaimed); err != nil {
-		return nil, err
+// claimedColumns is what a claim returns (runClaimSQL,
+// runClaimLimitedSQL): runColumns less the four the claim decides itself —
+// queue (its WHERE pins it), state, owner and expires_at (its SET writes
+// them, from its own parameters). scanClaimed fills those from the claim's
+// parameters instead of reading them back: three strings and a time per
+// claimed run that modernc.org/sqlite would copy out of SQLite and
+// database/sql box, a quarter of a claim's allocations
+// (docs/BENCHMARKS.md, stop 27).
+const claimedColumns = `id, payload, priority, attempt, max_attempts, fence,
+	scheduled_at, unique_key, reason, result, created_at, finished_at, snoozes, reclaimed_at`
+
+// runScanner reads rows of runColumns or claimedColumns into one set of
+// destinations, reused from row to row: Scan's destinations escape (they
+// are passed as interfaces), so a scan per row into fresh variables cost
+// seven allocations a row where this costs one (the *driver.Run). A zero
+// runScanner is ready; it is not safe for concurrent use.
+type runScanner struct {
+	x                            driver.Run
+	state                        string
+	scheduled, created           int64
+	expires, finished, reclaimed sql.NullInt64
+	all, claimed                 []any // the destinations, built on first use
+}
+
+// scan reads one row of runColumns into s.x.
+func (s *runScanner) scan(r rowScanner) error {
+	if s.all == nil {
+		x := &s.x
+		s.all = []any{&x.ID, &x.Queue, &x.Payload, &x.Priority, &s.state, &x.Attempt, &x.MaxAttempts, &x.Fence,
+			&x.Owner, &s.scheduled, &s.expires, &x.UniqueKey, &x.Reason, &x.Result, &s.created, &s.finished, &x.Snoozes, &s.reclaimed}
 	}
-	x.State = runs.State(state)
-	x.ScheduledAt = fromMicros(scheduled)
-	x.CreatedAt = fromMicros(created)
-	if expires.Valid {
-		x.ExpiresAt = fromMicros(expires.Int64)
+	if err := r.Scan(s.all...); err != nil {
+		return err
 	}
-	if finished.Valid {
-		x.FinishedAt = fromMicros(finished.Int64)
+	s.x.State = runs.State(s.state)
+	s.x.ExpiresAt = fromNullMicros(s.expires)
+	s.finish()
+	return nil
+}
+
+// scanClaimed reads one row of claimedColumns into s.x, a run a claim by
+// owner of queue just took with the lease expiring at expires (Unix
+// microseconds, as the claim wrote it).
+func (s *runScanner) scanClaimed(r rowScanner, queue, owner string, expires int64) error {
+	if s.claimed == nil {
+		x := &s.x
+		s.claimed = []any{&x.ID, &x.Payload, &x.Priority, &x.Attempt, &x.MaxAttempts, &x.Fence,
+			&s.scheduled, &x.UniqueKey, &x.Reason, &x.Result, &s.created, &s.finished, &x.Snoozes, &s.reclaimed}
 	}
-	if reclaimed.Valid {
-		x.ReclaimedAt = fromMicros(reclaimed.Int64)
+	if err := r.Scan(s.claimed...); err != nil {
+		return err
 	}
+	s.x.Queue, s.x.State, s.x.Owner, s.x.ExpiresAt = queue, runs.StateRunning, owner, fromMicros(expires)
+	s.finish()
+	return nil
+}
+
+// finish sets the fields of s.x that both scans read the same way. NULL
+// times become the zero time and a NULL (or empty) payload or result
+// becomes nil.
+func (s *runScanner) finish() {
+	x := &s.x
+	x.ScheduledAt = fromMicros(s.scheduled)
+	x.CreatedAt = fromMicros(s.created)
+	x.FinishedAt = fromNullMicros(s.finished)
+	x.ReclaimedAt = fromNullMicros(s.reclaimed)
 	if len(x.Payload) == 0 {
 		x.Payload = nil
 	}
 	if len(x.Result) == 0 {
 		x.Result = nil
 	}
-	return &x, nil
 }
 
-// scanRuns reads every row of rows and closes it.
+// fromNullMicros is fromMicros of a nullable column: NULL is the zero time.
+func fromNullMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMicros(v.Int64)
+}
+
+// scanRun reads one row of runColumns (runScanner.scan).
+func scanRun(r rowScanner) (*driver.Run, error) {
+	s := new(runScanner)
+	if err := s.scan(r); err != nil {
+		return nil, err
+	}
+	return &s.x, nil
+}
+
+// scanRuns reads every row of runColumns in rows and closes it.
 func scanRuns(rows *sql.Rows) ([]*driver.Run, error) {
 	defer rows.Close()
-	return driver.CollectRows(rows, func() (*driver.Run, error) { return scanRun(rows) })
+	var s runScanner
+	return driver.CollectRows(rows, func() (*driver.Run, error) {
+		if err := s.scan(rows); err != nil {
+			return nil, err
+		}
+		x := new(driver.Run)
+		*x = s.x
+		return x, nil
+	})
+}
+
+// scanClaimedRuns reads every row of claimedColumns in rows
+// (runScanner.scanClaimed) and closes it.
+func scanClaimedRuns(rows *sql.Rows, queue, owner string, expires int64) ([]*driver.Run, error) {
+	defer rows.Close()
+	var s runScanner
+	return driver.CollectRows(rows, func() (*driver.Run, error) {
+		if err := s.scanClaimed(rows, queue, owner, expires); err != nil {
+			return nil, err
+		}
+		x := new(driver.Run)
+		*x = s.x
+		return x, nil
+	})
 }
 
 // RunGet implements driver.RunStore, on the read pool: a committed write is
