@@ -1,12 +1,14 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
@@ -138,7 +140,48 @@ type enqueueWriter struct {
 	insert, byKey *sql.Stmt // bound to tx on first use
 	insertChunk   *sql.Stmt
 	chunkArgs     []any
+	boxed         chunkBoxes
 	ids           []int64
+}
+
+// chunkBoxes hands a chunk's parameters out boxed, reusing the last box
+// while the value repeats. Storing a string, a non-empty []byte or an int64
+// of 256 or more in an interface allocates; a batch's runs mostly share
+// their queue, their payload and (undelayed) their scheduled time, so one
+// box serves the run after run that repeat it: three allocations a run
+// fewer in the enqueue of a producer's batch (docs/BENCHMARKS.md, stop 27).
+// Sharing a box is safe: a bound value is copied into SQLite when the
+// statement runs.
+type chunkBoxes struct {
+	q      string
+	qBox   any
+	p      []byte
+	pBox   any
+	at     int64
+	atBox  any
+	primed bool
+}
+
+func (b *chunkBoxes) queue(q string) any {
+	if b.qBox == nil || q != b.q {
+		b.q, b.qBox = q, q
+	}
+	return b.qBox
+}
+
+func (b *chunkBoxes) payload(p []byte) any {
+	if b.pBox == nil || !bytes.Equal(p, b.p) || (p == nil) != (b.p == nil) {
+		b.p, b.pBox = p, p
+	}
+	return b.pBox
+}
+
+func (b *chunkBoxes) scheduled(now int64, delay time.Duration) any {
+	at := now + delay.Microseconds()
+	if !b.primed || at != b.at {
+		b.at, b.atBox, b.primed = at, at, true
+	}
+	return b.atBox
 }
 
 // bind returns the cached statement bound to the transaction, or, with no
@@ -243,7 +286,7 @@ func (w *enqueueWriter) chunk(from, to int) error {
 		a := w.chunkArgs[1+5*k : 6+5*k]
 		if i := from + k; i < to {
 			e := &w.es[i]
-			a[0], a[1], a[2], a[3], a[4] = e.Queue, e.Payload, e.Priority, e.MaxAttempts, w.now+e.Delay.Microseconds()
+			a[0], a[1], a[2], a[3], a[4] = w.boxed.queue(e.Queue), w.boxed.payload(e.Payload), e.Priority, e.MaxAttempts, w.boxed.scheduled(w.now, e.Delay)
 		} else {
 			a[0], a[1], a[2], a[3], a[4] = nil, nil, nil, nil, nil
 		}
