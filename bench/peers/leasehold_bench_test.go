@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkLeaseholdSQLite is Leasehold's side of the SQLite comparison
+// alone — the same Measure the command runs (1,000 handlers, a fresh file
+// per op), 10,000 runs per op — so that the figures a noisy machine does
+// not bend can be counted and profiled without River in the process:
+// allocations per run (-benchmem, B/op and allocs/op over 10,000 runs:
+// opening and migrating the file included) and the process CPU per run
+// over the timed interval (cpu-µs/run, the command's "CPU µs/run").
+//
+//	go test -run '^$' -bench 'BenchmarkLeaseholdSQLite/mixed' -benchtime 3x -benchmem -cpuprofile cpu.prof
+//
+// docs/BENCHMARKS.md (stop 27) quotes it.
+func BenchmarkLeaseholdSQLite(b *testing.B) {
+	const n = 10000
+	for _, shape := range []string{shapeDrain, shapeMixed} {
+		b.Run(shape, func(b *testing.B) {
+			ctx := context.Background()
+			var cpu, elapsed time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				t := target{Store: storeSQLite, SQLitePath: filepath.Join(b.TempDir(), "bench.db")}
+				m, err := leaseholdSystem{}.Measure(ctx, config{}, setting{Workers: 1000}, t, shape, n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu += m.timing.CPU
+				elapsed += m.timing.Elapsed
+			}
+			runs := float64(b.N * n)
+			b.ReportMetric(float64(cpu.Microseconds())/runs, "cpu-µs/run")
+			b.ReportMetric(runs/elapsed.Seconds(), "runs/s")
+		})
+	}
+}
