@@ -39,7 +39,22 @@ type headQueries struct {
 // WHERE also asserts that the stored row is the remembered one. If it is
 // not (or the plan is another kind), the head is read and the change
 // planned again, all under the same write lock, as without the cache.
-func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (*driver.World, error) {
+//
+// direct says the plan makes no read of its own (a keyless append): with a
+// remembered head it then runs on the writer's driver connection, under
+// database/sql (changeDirect, direct.go), and comes here only if that wrote
+// nothing.
+func (d *store) change(ctx context.Context, worldID, op string, direct bool, plan planFunc) (*driver.World, error) {
+	useHead := true
+	if direct && d.eng.direct {
+		if h, ok := d.heads.get(worldID); ok {
+			w, done, stale, err := d.changeDirect(ctx, worldID, op, h, plan)
+			if done {
+				return w, err
+			}
+			useHead = !stale // the remembered head was tried: read it
+		}
+	}
 	st, err := d.prepared(ctx)
 	if err != nil {
 		return nil, err
@@ -59,7 +74,7 @@ func (d *store) change(ctx context.Context, worldID, op string, plan planFunc) (
 	// Commit fails.
 	ctx = context.WithoutCancel(ctx)
 	now := d.clock.Now()
-	if h, ok := d.heads.get(worldID); ok {
+	if h, ok := d.heads.get(worldID); ok && useHead {
 		// A plan refused or failed here may be the remembered head's
 		// fault: only a write that matches the stored row stands.
 		w := h.world()
@@ -315,6 +330,26 @@ const (
 // insertEntries inserts entries in the transaction: entryChunk at a time
 // with the multi-row statement, the rest one by one.
 func (d *store) insertEntries(ctx context.Context, tx *sql.Tx, st *stmts, entries []journal.Entry) error {
+	var many, one *sql.Stmt
+	return d.insertEntriesWith(entries, func(chunk bool, args []any) error {
+		if chunk {
+			if many == nil {
+				many = tx.StmtContext(ctx, st.insertEntries)
+			}
+			_, err := many.ExecContext(ctx, args...)
+			return err
+		}
+		if one == nil {
+			one = tx.StmtContext(ctx, st.insertEntry)
+		}
+		_, err := one.ExecContext(ctx, args...)
+		return err
+	})
+}
+
+// insertEntriesWith inserts entries with exec: entryChunk at a time with
+// the multi-row statement (chunk true), the rest one by one.
+func (d *store) insertEntriesWith(entries []journal.Entry, exec func(chunk bool, args []any) error) error {
 	var args []any
 	add := func(e *journal.Entry) {
 		args = append(args, e.World, e.Position, e.Epoch, string(e.Kind), e.Holder, e.Key,
@@ -327,24 +362,22 @@ func (d *store) insertEntries(ctx context.Context, tx *sql.Tx, st *stmts, entrie
 		return fmt.Errorf("inserting entries %d..%d: %w", from, to, err)
 	}
 	if len(entries) >= entryChunk {
-		many := tx.StmtContext(ctx, st.insertEntries)
 		args = make([]any, 0, 11*entryChunk)
 		for len(entries) >= entryChunk {
 			args = args[:0]
 			for i := range entryChunk {
 				add(&entries[i])
 			}
-			if _, err := many.ExecContext(ctx, args...); err != nil {
+			if err := exec(true, args); err != nil {
 				return fail(entries[0].Position, entries[entryChunk-1].Position, err)
 			}
 			entries = entries[entryChunk:]
 		}
 	}
-	one := tx.StmtContext(ctx, st.insertEntry)
 	for i := range entries {
 		args = args[:0]
 		add(&entries[i])
-		if _, err := one.ExecContext(ctx, args...); err != nil {
+		if err := exec(false, args); err != nil {
 			return fail(entries[i].Position, entries[i].Position, err)
 		}
 	}

@@ -30,6 +30,10 @@ type Engine struct {
 	// SQLITE_BUSY (any extended code); IsMissingSchema a statement on a
 	// table or column that does not exist ("no such table/column").
 	IsUnique, IsBusy, IsMissingSchema func(error) bool
+	// direct: a keyless append with a remembered head runs on the
+	// writer's driver connection (direct.go). Set for modernc only, the
+	// library whose connection's statements it was written against.
+	direct bool
 }
 
 // walAutocheckpoint is the WAL size, in pages, past which the writer
@@ -40,7 +44,7 @@ const walAutocheckpoint = 10000
 // pragmas and _txlock.
 func modernc() Engine {
 	return Engine{Name: "modernc", Open: openModernc,
-		IsUnique: isUniqueViolationModernc, IsBusy: isBusyModernc, IsMissingSchema: missingSchemaModernc}
+		IsUnique: isUniqueViolationModernc, IsBusy: isBusyModernc, IsMissingSchema: missingSchemaModernc, direct: true}
 }
 
 func openModernc(path string, busy time.Duration, reader bool) (*sql.DB, error) {

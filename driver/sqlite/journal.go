@@ -15,7 +15,11 @@ import (
 // a retried append answers the first entry's position.
 func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
 	var out []journal.AppendOutcome
-	_, err := d.change(ctx, p.World, "append", func(w *driver.World, now time.Time, q *headQueries) (journal.Plan, error) {
+	keyless := true
+	for i := range p.Requests {
+		keyless = keyless && p.Requests[i].Key == ""
+	}
+	_, err := d.change(ctx, p.World, "append", keyless, func(w *driver.World, now time.Time, q *headQueries) (journal.Plan, error) {
 		var plan journal.Plan
 		var keys []string
 		for i := range p.Requests {

@@ -109,10 +109,13 @@ func (t countedTx) Rollback() error { t.n.Add(1); return t.Tx.Rollback() }
 // on the writer. The first append to a world this store has not written
 // reads the head: BEGIN IMMEDIATE, head SELECT, conditional UPDATE, entry
 // INSERT, COMMIT. Every later one plans from the head the store committed
-// (heads) and checks it in the UPDATE instead of reading it: four. When
-// another writer has moved the head meanwhile, the check fails, the head
-// is read and the append planned again — six statements, and the position
-// is the next one, as a fresh read gives.
+// (heads) and checks it in the UPDATE instead of reading it: four, run on
+// the writer's driver connection (changeDirect; its prepared statements are
+// counted as database/sql's are). When another writer has moved the head
+// meanwhile, the check fails and that transaction is rolled back (BEGIN,
+// UPDATE, ROLLBACK); the append then reads the head and is planned again
+// in a database/sql transaction (five more) — eight statements, and the
+// position is the next one, as a fresh read gives.
 func TestStatementsPerAppend(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "count.db")
@@ -148,7 +151,7 @@ func TestStatementsPerAppend(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(3+k), out[0].Position)
 	pos, stmts = appendOne(d)
-	require.Equal(t, [2]int64{4 + k, 6}, [2]int64{pos, stmts}, "a stale head fails the check: read, planned again")
+	require.Equal(t, [2]int64{4 + k, 8}, [2]int64{pos, stmts}, "a stale head fails the check (BEGIN, UPDATE, ROLLBACK): read, planned again")
 	pos, stmts = appendOne(d)
 	require.Equal(t, [2]int64{5 + k, 4}, [2]int64{pos, stmts})
 

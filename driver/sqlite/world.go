@@ -138,7 +138,7 @@ func (d *store) JournalImport(ctx context.Context, p *driver.JournalImportParams
 
 // LeaseChange implements driver.Driver.
 func (d *store) LeaseChange(ctx context.Context, p *driver.LeaseChangeParams) (*driver.World, error) {
-	return d.change(ctx, p.World, p.Op, func(w *driver.World, now time.Time, _ *headQueries) (journal.Plan, error) {
+	return d.change(ctx, p.World, p.Op, false, func(w *driver.World, now time.Time, _ *headQueries) (journal.Plan, error) {
 		return p.Plan(w, now)
 	})
 }

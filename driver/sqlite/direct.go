@@ -1,0 +1,251 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	sqldriver "database/sql/driver"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// A keyless append to a world whose head this store remembers (heads) runs
+// under database/sql, on the writer's driver connection itself
+// (changeDirect): BEGIN IMMEDIATE, condUpdateKnown, the entry INSERTs and
+// COMMIT, each a statement prepared once on that connection. The
+// statements and the checks are change's remembered-head path, unchanged;
+// what goes is what database/sql and modernc.org/sqlite add around them,
+// per append: BEGIN and COMMIT parsed afresh (modernc prepares them at
+// every transaction), the transaction's watcher goroutine and its context,
+// COMMIT's interrupt goroutine, and database/sql's per-statement locking,
+// argument conversion and statement lookups. Counted in docs/BENCHMARKS.md
+// (stop 27, helper sqapp2).
+//
+// Only BEGIN IMMEDIATE runs under the caller's context: it is the one
+// statement that can wait (for another process's write lock, under the busy
+// timeout), and that wait ends at the caller's deadline, as BeginTx's does.
+// The statements after it hold the write lock already and run in process;
+// COMMIT in WAL mode appends to the WAL under that lock and its checkpoint
+// is PASSIVE, so it waits for no lock either. A context that ends before
+// COMMIT still ends the change with nothing written, as database/sql's
+// Commit does.
+
+// directStmts are changeDirect's statements, prepared on one driver
+// connection (conn): they are valid only on it.
+type directStmts struct {
+	conn                                        any
+	begin, update, insert, many, commit, rollbk sqldriver.StmtExecContext
+	all                                         []sqldriver.Stmt
+}
+
+// directCache holds the writer connection's directStmts. The writer pool has
+// one connection (open), so at most one set is in use; a set prepared on a
+// connection database/sql has since replaced is dropped unclosed (its
+// connection is closed: finalizing on it is not safe).
+type directCache struct {
+	mu sync.Mutex
+	s  *directStmts
+}
+
+// errNoDirect: the writer's connection cannot run changeDirect (it does not
+// prepare statements with contexts); change goes database/sql's way.
+var errNoDirect = errors.New("sqlite: the writer connection has no direct statements")
+
+// stmtsFor returns the statements prepared on dc, preparing them on first
+// use. The caller holds dc (sql.Conn.Raw).
+func (c *directCache) stmtsFor(ctx context.Context, dc any) (*directStmts, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.s != nil && c.s.conn == dc {
+		return c.s, nil
+	}
+	c.s = nil
+	pc, ok := dc.(sqldriver.ConnPrepareContext)
+	if !ok {
+		return nil, errNoDirect
+	}
+	s := &directStmts{conn: dc}
+	for _, p := range []struct {
+		dst *sqldriver.StmtExecContext
+		sql string
+	}{
+		{&s.begin, "BEGIN IMMEDIATE"},
+		{&s.update, condUpdateKnown},
+		{&s.insert, insertEntrySQL},
+		{&s.many, multiRow(insertEntryHead+" VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", entryChunk)},
+		{&s.commit, "COMMIT"},
+		{&s.rollbk, "ROLLBACK"},
+	} {
+		st, err := pc.PrepareContext(ctx, p.sql)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("sqlite: preparing direct statements: %w", err)
+		}
+		s.all = append(s.all, st)
+		ex, ok := st.(sqldriver.StmtExecContext)
+		if !ok {
+			s.close()
+			return nil, errNoDirect
+		}
+		*p.dst = ex
+	}
+	c.s = s
+	return s, nil
+}
+
+func (s *directStmts) close() {
+	for _, st := range s.all {
+		st.Close()
+	}
+	s.all = nil
+}
+
+// closeOn closes the statements if w's connection is still the one they
+// were prepared on (Close, before the pool closes it). It waits at most a
+// second for the connection; past that the statements are left to
+// sqlite3_close_v2, which frees them with the connection's handle.
+func (c *directCache) closeOn(w *sql.DB) {
+	c.mu.Lock()
+	s := c.s
+	c.s = nil
+	c.mu.Unlock()
+	if s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	conn, err := w.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_ = conn.Raw(func(dc any) error {
+		if dc == s.conn {
+			s.close()
+		}
+		return nil
+	})
+}
+
+// changeDirect is change's remembered-head path (see change) for a plan
+// that makes no read of its own (a keyless append), run on the writer's
+// driver connection. done false means nothing was written and change must
+// go database/sql's way: the connection cannot run it, the plan wanted a
+// read or changes the lease, or the stored row is not h (stale true: then
+// the head is to be read, not remembered).
+func (d *store) changeDirect(ctx context.Context, worldID, op string, h headRow, plan planFunc) (after *driver.World, done, stale bool, err error) {
+	conn, err := d.w.Conn(ctx)
+	if err != nil {
+		return nil, true, false, fmt.Errorf("sqlite: %s %s: begin: %w", op, worldID, err)
+	}
+	defer conn.Close()
+	rawErr := conn.Raw(func(dc any) error {
+		after, done, stale, err = d.changeOn(ctx, dc, worldID, op, h, plan)
+		return nil
+	})
+	if rawErr != nil && err == nil {
+		return nil, true, false, fmt.Errorf("sqlite: %s %s: %w", op, worldID, rawErr)
+	}
+	return after, done, stale, err
+}
+
+// changeOn is changeDirect on the driver connection dc.
+func (d *store) changeOn(ctx context.Context, dc any, worldID, op string, h headRow, plan planFunc) (*driver.World, bool, bool, error) {
+	st, err := d.direct.stmtsFor(ctx, dc)
+	if err != nil {
+		return nil, false, false, nil // database/sql's way reports any error the schema has
+	}
+	bg := context.Background()
+	// rollback ends the transaction, if one is open: a BEGIN that took
+	// effect may still report the context's error, and SQLite rolls some
+	// failures back itself. "No transaction is active" is the expected
+	// error then, and database/sql's own deferred Rollback ignores its
+	// error the same way.
+	rollback := func() { _, _ = st.rollbk.ExecContext(bg, nil) }
+	if _, err := st.begin.ExecContext(ctx, nil); err != nil {
+		rollback()
+		return nil, true, false, fmt.Errorf("sqlite: %s %s: begin: %w", op, worldID, err)
+	}
+	now := d.clock.Now()
+	w := h.world()
+	read := false // the plan asked for a read: go database/sql's way
+	q := &headQueries{
+		rejected: func(string) bool { read = true; return false },
+		appended: func(string) (int64, bool) { read = true; return 0, false },
+		prefetch: func([]string) { read = true },
+	}
+	p, err := plan(w, now, q)
+	if err == nil && !read {
+		err = journal.BindKeys(&p, func(string) ([]byte, error) { read = true; return nil, nil })
+	}
+	if err != nil || read || p.Empty() || len(p.Rejected) > 0 || !sameLease(&w.State, &p.After) {
+		// A refusal or failure here may be the remembered head's fault:
+		// database/sql's way reads the head and plans again.
+		rollback()
+		return nil, false, !read, nil
+	}
+	res, err := st.update.ExecContext(bg, knownUpdateArgs(&h, &p))
+	if err != nil {
+		rollback()
+		return nil, true, false, fmt.Errorf("sqlite: %s %s: conditional head write: %w", op, worldID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		rollback()
+		if err != nil {
+			return nil, true, false, fmt.Errorf("sqlite: %s %s: conditional head write: %w", op, worldID, err)
+		}
+		return nil, false, true, nil // not the remembered row: nothing written
+	}
+	if err := d.insertEntriesWith(p.Entries, func(many bool, args []any) error {
+		s := st.insert
+		if many {
+			s = st.many
+		}
+		_, err := s.ExecContext(bg, namedValues(args))
+		return err
+	}); err != nil {
+		rollback()
+		return nil, true, false, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
+	}
+	if err := ctx.Err(); err != nil {
+		rollback()
+		return nil, true, false, fmt.Errorf("sqlite: %s %s: commit: %w", op, worldID, err)
+	}
+	if _, err := st.commit.ExecContext(bg, nil); err != nil {
+		rollback()
+		return nil, true, false, fmt.Errorf("sqlite: %s %s: commit: %w", op, worldID, err)
+	}
+	d.heads.put(h.after(&p.After))
+	after := *w
+	after.State = p.After
+	return &after, true, false, nil
+}
+
+// knownUpdateArgs are condUpdateKnown's arguments (writeKnown's) as driver
+// values.
+func knownUpdateArgs(h *headRow, p *journal.Plan) []sqldriver.NamedValue {
+	a, c := p.After, p.Cond
+	var expires any
+	if h.expires.Valid {
+		expires = h.expires.Int64
+	}
+	return namedValues([]any{a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(),
+		a.World, c.Position, c.Epoch, int64(boolInt(c.CheckHolder)), c.Holder, int64(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt,
+		h.home, h.defTerm, h.position, nonNil(h.lastHash), h.lastTime,
+		h.epoch, h.holder, h.term, expires, h.grantd, h.created, nonNil(h.holderKey)})
+}
+
+// namedValues gives args their ordinals. Every value is already a driver
+// value (int64, string, []byte or nil): there is no database/sql to
+// convert them here.
+func namedValues(args []any) []sqldriver.NamedValue {
+	nv := make([]sqldriver.NamedValue, len(args))
+	for i, v := range args {
+		nv[i] = sqldriver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return nv
+}

@@ -1,0 +1,118 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasehold/leasehold/clock"
+	"github.com/leasehold/leasehold/driver"
+	"github.com/leasehold/leasehold/journal"
+)
+
+// hookClock is the real clock whose next Now runs the armed hook first.
+type hookClock struct {
+	clock.Clock
+	hook atomic.Pointer[func()]
+}
+
+func (c *hookClock) Now() time.Time {
+	if f := c.hook.Swap(nil); f != nil {
+		(*f)()
+	}
+	return c.Clock.Now()
+}
+
+// TestDirectAppendEndsWithItsContext: a remembered-head append runs on the
+// writer's driver connection (changeDirect) with only BEGIN under the
+// caller's context; a context that ends once the write lock is held (the
+// store clock is read right after BEGIN) still ends the append with
+// nothing written, as database/sql's Commit would, and leaves the
+// connection out of the transaction for the next append.
+func TestDirectAppendEndsWithItsContext(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var n atomic.Int64
+	clk := &hookClock{Clock: clock.Real()}
+	d, err := OpenEngine(ctx, Config{Path: filepath.Join(t.TempDir(), "direct.db"), Clock: clk}, countedEngine(&n))
+	require.NoError(t, err)
+	defer d.Close()
+	req := migratedWorld(t, d)
+	appendOne := func(ctx context.Context) (journal.AppendOutcome, error) {
+		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req}})
+		if err != nil {
+			return journal.AppendOutcome{}, err
+		}
+		return out[0], nil
+	}
+	got, err := appendOne(ctx) // reads the head; remembered from here on
+	require.NoError(t, err)
+	require.Equal(t, int64(2), got.Position)
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	end := func() { cancel() }
+	clk.hook.Store(&end)
+	n0 := n.Load()
+	_, err = appendOne(cctx)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, int64(4), n.Load()-n0, "BEGIN, UPDATE, INSERT, ROLLBACK: the context ended under the lock")
+
+	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w", From: 1, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, es, 2, "nothing written")
+	got, err = appendOne(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), got.Position)
+}
+
+// TestDirectAppendFailureRollsBack: an INSERT that fails in a
+// remembered-head append (here the entry's position is taken by a row put
+// there behind the store's back, the head left as it was) answers
+// ErrConflict and rolls the head UPDATE back: another connection can write
+// at once (the write lock is free), the head is where it was, and the next
+// append, once the row is gone, takes that position.
+func TestDirectAppendFailureRollsBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "direct.db")
+	d, err := Open(ctx, Config{Path: path})
+	require.NoError(t, err)
+	defer d.Close()
+	req := migratedWorld(t, d)
+	appendOne := func() (journal.AppendOutcome, error) {
+		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req}})
+		if err != nil {
+			return journal.AppendOutcome{}, err
+		}
+		return out[0], nil
+	}
+	got, err := appendOne()
+	require.NoError(t, err)
+	require.Equal(t, int64(2), got.Position)
+
+	db, err := sql.Open("sqlite", moderncDSN(path, 200*time.Millisecond, false))
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `INSERT INTO journal_entries
+		(world, position, epoch, kind, holder, key, payload, store_time, prev_hash, hash, signature)
+		VALUES ('w', 3, 1, 'x', 'home', '', x'7b7d', 0, x'', x'00', x'')`)
+	require.NoError(t, err)
+
+	_, err = appendOne()
+	require.ErrorIs(t, err, driver.ErrConflict)
+
+	_, err = db.ExecContext(ctx, `DELETE FROM journal_entries WHERE world = 'w' AND position = 3`)
+	require.NoError(t, err, "the write lock is free: the failed append was rolled back")
+	var pos int64
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT position FROM worlds WHERE id = 'w'`).Scan(&pos))
+	require.Equal(t, int64(2), pos, "the head UPDATE was rolled back")
+	got, err = appendOne()
+	require.NoError(t, err)
+	require.Equal(t, int64(3), got.Position)
+}
