@@ -6,6 +6,8 @@ import (
 	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +44,38 @@ type directStmts struct {
 	all                                         []sqldriver.Stmt
 }
 
+// knownUpdate is condUpdateKnown with plain ? parameters, and knownOrder
+// the argument each takes: modernc reads a numbered parameter's name back
+// (a Go string, then parsed) at every bind, a plain one not — 25 binds an
+// append.
+var knownUpdate, knownOrder = positional(condUpdateKnown)
+
+// positional rewrites the numbered parameters ?N of q as plain ?s and
+// returns, for each in order, the index (N-1) of the argument it takes.
+// q must hold no ? inside a literal (the statements it is used on hold no
+// literal with one).
+func positional(q string) (string, []int) {
+	var b strings.Builder
+	var order []int
+	for i := 0; i < len(q); i++ {
+		b.WriteByte(q[i])
+		if q[i] != '?' {
+			continue
+		}
+		j := i + 1
+		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			j++
+		}
+		n, err := strconv.Atoi(q[i+1 : j])
+		if err != nil || n < 1 {
+			panic(fmt.Sprintf("sqlite: positional: parameter %q is not ?N", q[i:j]))
+		}
+		order = append(order, n-1)
+		i = j - 1
+	}
+	return b.String(), order
+}
+
 // directCache holds the writer connection's directStmts. The writer pool has
 // one connection (open), so at most one set is in use; a set prepared on a
 // connection database/sql has since replaced is dropped unclosed (its
@@ -74,7 +108,7 @@ func (c *directCache) stmtsFor(ctx context.Context, dc any) (*directStmts, error
 		sql string
 	}{
 		{&s.begin, "BEGIN IMMEDIATE"},
-		{&s.update, condUpdateKnown},
+		{&s.update, knownUpdate},
 		{&s.insert, insertEntrySQL},
 		{&s.many, multiRow(insertEntryHead+" VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", entryChunk)},
 		{&s.commit, "COMMIT"},
@@ -225,18 +259,23 @@ func (d *store) changeOn(ctx context.Context, dc any, worldID, op string, h head
 	return &after, true, false, nil
 }
 
-// knownUpdateArgs are condUpdateKnown's arguments (writeKnown's) as driver
-// values.
+// knownUpdateArgs are knownUpdate's arguments: condUpdateKnown's
+// (writeKnown's), as driver values, in knownOrder.
 func knownUpdateArgs(h *headRow, p *journal.Plan) []sqldriver.NamedValue {
 	a, c := p.After, p.Cond
 	var expires any
 	if h.expires.Valid {
 		expires = h.expires.Int64
 	}
-	return namedValues([]any{a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(),
+	args := [...]any{a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(),
 		a.World, c.Position, c.Epoch, int64(boolInt(c.CheckHolder)), c.Holder, int64(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt,
 		h.home, h.defTerm, h.position, nonNil(h.lastHash), h.lastTime,
-		h.epoch, h.holder, h.term, expires, h.grantd, h.created, nonNil(h.holderKey)})
+		h.epoch, h.holder, h.term, expires, h.grantd, h.created, nonNil(h.holderKey)}
+	nv := make([]sqldriver.NamedValue, len(knownOrder))
+	for i, k := range knownOrder {
+		nv[i] = sqldriver.NamedValue{Ordinal: i + 1, Value: args[k]}
+	}
+	return nv
 }
 
 // namedValues gives args their ordinals. Every value is already a driver

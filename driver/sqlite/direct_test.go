@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,4 +116,21 @@ func TestDirectAppendFailureRollsBack(t *testing.T) {
 	got, err = appendOne()
 	require.NoError(t, err)
 	require.Equal(t, int64(3), got.Position)
+}
+
+// TestPositional: numbered parameters become plain ones, each taking the
+// argument its number named, repeats included.
+func TestPositional(t *testing.T) {
+	t.Parallel()
+	q, order := positional("a = ?2 AND b = ?10 AND (?2 = 0 OR c = ?1)")
+	require.Equal(t, "a = ? AND b = ? AND (? = 0 OR c = ?)", q)
+	require.Equal(t, []int{1, 9, 1, 0}, order)
+
+	require.Equal(t, strings.Count(knownUpdate, "?"), len(knownOrder))
+	seen := map[int]bool{}
+	for _, k := range knownOrder {
+		seen[k] = true
+	}
+	require.Len(t, seen, 23, "condUpdateKnown's ?1 … ?23, each bound")
+	require.Panics(t, func() { positional("a = ?") })
 }
