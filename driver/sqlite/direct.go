@@ -46,7 +46,7 @@ type directStmts struct {
 
 // knownUpdate is condUpdateKnown with plain ? parameters, and knownOrder
 // the argument each takes: modernc reads a numbered parameter's name back
-// (a Go string, then parsed) at every bind, a plain one not — 25 binds an
+// (a Go string, then parsed) at every bind, a plain one not — 26 binds an
 // append.
 var knownUpdate, knownOrder = positional(condUpdateKnown)
 
@@ -77,9 +77,14 @@ func positional(q string) (string, []int) {
 }
 
 // directCache holds the writer connection's directStmts. The writer pool has
-// one connection (open), so at most one set is in use; a set prepared on a
-// connection database/sql has since replaced is dropped unclosed (its
-// connection is closed: finalizing on it is not safe).
+// one connection (open), so at most one set is in use. A set prepared on a
+// connection database/sql has since replaced on its own (a connection it
+// found invalid) is dropped unclosed: finalizing on a closed connection is
+// not safe, and that connection stays open as a zombie (its handle, files
+// and cache; no transaction, so no lock) until the process ends — a leak
+// per such replacement, known and left (docs/BENCHMARKS.md, stop 27). The
+// replacements changeOn causes itself (a failed ROLLBACK, a panic) finalize
+// the set first, so those close for real.
 type directCache struct {
 	mu sync.Mutex
 	s  *directStmts
@@ -131,6 +136,18 @@ func (c *directCache) stmtsFor(ctx context.Context, dc any) (*directStmts, error
 	return s, nil
 }
 
+// drop forgets s and finalizes its statements. The caller holds their
+// connection (sql.Conn.Raw): finalizing on a connection database/sql has
+// closed is not safe.
+func (c *directCache) drop(s *directStmts) {
+	c.mu.Lock()
+	if c.s == s {
+		c.s = nil
+	}
+	c.mu.Unlock()
+	s.close()
+}
+
 func (s *directStmts) close() {
 	for _, st := range s.all {
 		st.Close()
@@ -139,9 +156,16 @@ func (s *directStmts) close() {
 }
 
 // closeOn closes the statements if w's connection is still the one they
-// were prepared on (Close, before the pool closes it). It waits at most a
-// second for the connection; past that the statements are left to
-// sqlite3_close_v2, which frees them with the connection's handle.
+// were prepared on (Close, before the pool closes it). It waits for an
+// append in flight to give the connection back, at most closeWait; past
+// that the statements are left unfinalized and the connection closes into
+// a zombie (see directCache) — at Close, when the process is usually about
+// to end.
+// closeWait bounds closeOn's wait for the writer connection: longer than
+// any one append holds it (its COMMIT and a checkpoint of the WAL's
+// 10,000 pages).
+const closeWait = 10 * time.Second
+
 func (c *directCache) closeOn(w *sql.DB) {
 	c.mu.Lock()
 	s := c.s
@@ -150,7 +174,7 @@ func (c *directCache) closeOn(w *sql.DB) {
 	if s == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
 	defer cancel()
 	conn, err := w.Conn(ctx)
 	if err != nil {
@@ -178,7 +202,14 @@ func (d *store) changeDirect(ctx context.Context, worldID, op string, h headRow,
 	}
 	defer conn.Close()
 	rawErr := conn.Raw(func(dc any) error {
-		after, done, stale, err = d.changeOn(ctx, dc, worldID, op, h, plan)
+		var discard bool
+		after, done, stale, discard, err = d.changeOn(ctx, dc, worldID, op, h, plan)
+		if discard {
+			// Its statements are finalized (changeOn dropped them), so
+			// database/sql closes the connection for real, not into a
+			// zombie that keeps its handle.
+			return sqldriver.ErrBadConn
+		}
 		return nil
 	})
 	if rawErr != nil && err == nil {
@@ -187,23 +218,59 @@ func (d *store) changeDirect(ctx context.Context, worldID, op string, h headRow,
 	return after, done, stale, err
 }
 
-// changeOn is changeDirect on the driver connection dc.
-func (d *store) changeOn(ctx context.Context, dc any, worldID, op string, h headRow, plan planFunc) (*driver.World, bool, bool, error) {
+// changeOn is changeDirect on the driver connection dc. discard true: the
+// connection may still be inside the transaction (its ROLLBACK failed), so
+// the statements prepared on it are finalized and the connection is to be
+// thrown away.
+//
+// A panic after BEGIN (the plan, the clock, a bind) rolls back and
+// finalizes the statements before it goes on: sql.Conn.Raw then closes
+// the connection, and a connection closed with its write transaction open
+// and statements unfinalized would stay a zombie holding the write lock —
+// every later write, in this process and others on the file, would fail
+// SQLITE_BUSY.
+func (d *store) changeOn(ctx context.Context, dc any, worldID, op string, h headRow, plan planFunc) (
+	_ *driver.World, done, stale, discard bool, _ error) {
 	st, err := d.direct.stmtsFor(ctx, dc)
 	if err != nil {
-		return nil, false, false, nil // database/sql's way reports any error the schema has
+		return nil, false, false, false, nil // database/sql's way reports any error the schema has
 	}
+	after, done, stale, discard, err := d.changeWith(ctx, st, worldID, op, h, plan)
+	if discard {
+		d.direct.drop(st)
+	}
+	return after, done, stale, discard, err
+}
+
+// changeWith is changeOn with the statements st.
+func (d *store) changeWith(ctx context.Context, st *directStmts, worldID, op string, h headRow, plan planFunc) (
+	_ *driver.World, done, stale, discard bool, _ error) {
 	bg := context.Background()
 	// rollback ends the transaction, if one is open: a BEGIN that took
 	// effect may still report the context's error, and SQLite rolls some
 	// failures back itself. "No transaction is active" is the expected
 	// error then, and database/sql's own deferred Rollback ignores its
 	// error the same way.
-	rollback := func() { _, _ = st.rollbk.ExecContext(bg, nil) }
 	if _, err := st.begin.ExecContext(ctx, nil); err != nil {
-		rollback()
-		return nil, true, false, fmt.Errorf("sqlite: %s %s: begin: %w", op, worldID, err)
+		_, _ = st.rollbk.ExecContext(bg, nil)
+		return nil, true, false, false, fmt.Errorf("sqlite: %s %s: begin: %w", op, worldID, err)
 	}
+	// From here a transaction is open: a ROLLBACK that fails leaves the
+	// connection unfit for the pool (SQLite may have rolled back itself
+	// after some failures, and then says no transaction is active — the
+	// connection is thrown away all the same, which costs one reopen).
+	rollback := func() {
+		if _, err := st.rollbk.ExecContext(bg, nil); err != nil {
+			discard = true
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			rollback()
+			d.direct.drop(st)
+			panic(r)
+		}
+	}()
 	now := d.clock.Now()
 	w := h.world()
 	read := false // the plan asked for a read: go database/sql's way
@@ -220,19 +287,19 @@ func (d *store) changeOn(ctx context.Context, dc any, worldID, op string, h head
 		// A refusal or failure here may be the remembered head's fault:
 		// database/sql's way reads the head and plans again.
 		rollback()
-		return nil, false, !read, nil
+		return nil, false, !read, discard, nil
 	}
 	res, err := st.update.ExecContext(bg, knownUpdateArgs(&h, &p))
 	if err != nil {
 		rollback()
-		return nil, true, false, fmt.Errorf("sqlite: %s %s: conditional head write: %w", op, worldID, err)
+		return nil, true, false, discard, fmt.Errorf("sqlite: %s %s: conditional head write: %w", op, worldID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		rollback()
 		if err != nil {
-			return nil, true, false, fmt.Errorf("sqlite: %s %s: conditional head write: %w", op, worldID, err)
+			return nil, true, false, discard, fmt.Errorf("sqlite: %s %s: conditional head write: %w", op, worldID, err)
 		}
-		return nil, false, true, nil // not the remembered row: nothing written
+		return nil, false, true, discard, nil // not the remembered row: nothing written
 	}
 	if err := d.insertEntriesWith(p.Entries, func(many bool, args []any) error {
 		s := st.insert
@@ -243,20 +310,20 @@ func (d *store) changeOn(ctx context.Context, dc any, worldID, op string, h head
 		return err
 	}); err != nil {
 		rollback()
-		return nil, true, false, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
+		return nil, true, false, discard, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 	}
 	if err := ctx.Err(); err != nil {
 		rollback()
-		return nil, true, false, fmt.Errorf("sqlite: %s %s: commit: %w", op, worldID, err)
+		return nil, true, false, discard, fmt.Errorf("sqlite: %s %s: commit: %w", op, worldID, err)
 	}
 	if _, err := st.commit.ExecContext(bg, nil); err != nil {
 		rollback()
-		return nil, true, false, fmt.Errorf("sqlite: %s %s: commit: %w", op, worldID, err)
+		return nil, true, false, discard, fmt.Errorf("sqlite: %s %s: commit: %w", op, worldID, err)
 	}
 	d.heads.put(h.after(&p.After))
 	after := *w
 	after.State = p.After
-	return &after, true, false, nil
+	return &after, true, false, false, nil
 }
 
 // knownUpdateArgs are knownUpdate's arguments: condUpdateKnown's

@@ -134,3 +134,44 @@ func TestPositional(t *testing.T) {
 	require.Len(t, seen, 23, "condUpdateKnown's ?1 … ?23, each bound")
 	require.Panics(t, func() { positional("a = ?") })
 }
+
+// TestDirectAppendPanicFreesTheWriteLock: a panic after BEGIN IMMEDIATE in
+// a remembered-head append (here the store clock's read, right after
+// BEGIN) rolls back and finalizes the direct statements before it goes
+// on. sql.Conn.Raw then closes the connection; closed with its write
+// transaction open and statements unfinalized it would stay a zombie
+// holding the write lock, and every later write would fail SQLITE_BUSY.
+// Another connection can write at once, and the next append succeeds.
+func TestDirectAppendPanicFreesTheWriteLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "direct.db")
+	clk := &hookClock{Clock: clock.Real()}
+	d, err := OpenEngine(ctx, Config{Path: path, Clock: clk, BusyTimeout: 300 * time.Millisecond}, modernc())
+	require.NoError(t, err)
+	defer d.Close()
+	req := migratedWorld(t, d)
+	appendOne := func() (journal.AppendOutcome, error) {
+		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req}})
+		if err != nil {
+			return journal.AppendOutcome{}, err
+		}
+		return out[0], nil
+	}
+	got, err := appendOne() // reads the head; remembered from here on
+	require.NoError(t, err)
+	require.Equal(t, int64(2), got.Position)
+
+	boom := func() { panic("boom") }
+	clk.hook.Store(&boom)
+	require.PanicsWithValue(t, "boom", func() { _, _ = appendOne() })
+
+	db, err := sql.Open("sqlite", moderncDSN(path, 300*time.Millisecond, false))
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `CREATE TABLE after_panic (a INTEGER)`)
+	require.NoError(t, err, "the write lock is free after the panic")
+	got, err = appendOne()
+	require.NoError(t, err, "the store writes after the panic")
+	require.Equal(t, int64(3), got.Position)
+}
