@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -64,40 +63,14 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 				done <- result{out, err}
 			}()
 
-			// The append waits on the locker (a signal, polled a bounded
-			// number of times), and it was seen waiting — so its statement's
-			// clock read was earlier still — while the lease was live.
-			watch, err := pgx.Connect(ctx, url)
-			require.NoError(t, err)
-			t.Cleanup(func() { watch.Close(context.Background()) })
-			var seenAt time.Time
-			waiting := false
-			for range 100000 {
-				err := watch.QueryRow(ctx, `SELECT clock_timestamp() FROM pg_stat_activity
-					WHERE $1::int = ANY (pg_blocking_pids(pid))`, int32(lockerPID)).Scan(&seenAt)
-				if errors.Is(err, pgx.ErrNoRows) {
-					continue
-				}
-				require.NoError(t, err)
-				waiting = true
-				break
-			}
-			require.True(t, waiting, "the append never waited for the head's lock")
+			// The append waits on the locker, and it was seen waiting — so
+			// its statement's clock read was earlier still — while the
+			// lease was live.
+			seenAt := waitBlockedBy(t, url, lockerPID, "the append")
 			var expires time.Time
 			require.NoError(t, tx.QueryRow(ctx, "SELECT expires_at FROM worlds WHERE id = 'w1'").Scan(&expires))
 			require.True(t, seenAt.Before(expires), "the append was first seen waiting at %v, after the lease's expiry %v", seenAt, expires)
-
-			// The one unavoidable wait: the store clock passes the expiry
-			// (the server sleeps until just past it, and says so).
-			var past bool
-			for range 100 {
-				require.NoError(t, tx.QueryRow(ctx, `SELECT pg_sleep(greatest(extract(epoch FROM expires_at - clock_timestamp()), 0) + 0.005),
-					clock_timestamp() > expires_at FROM worlds WHERE id = 'w1'`).Scan(nil, &past))
-				if past {
-					break
-				}
-			}
-			require.True(t, past)
+			sleepPastExpiry(t, tx, "SELECT expires_at FROM worlds WHERE id = $1", "w1")
 			require.NoError(t, tx.Commit(ctx)) // the lock is released, nothing modified
 
 			r := <-done

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -85,39 +84,13 @@ func TestRenewExpiredWhileWaitingForTheLock(t *testing.T) {
 				done <- result{err == nil, err}
 			}()
 
-			// The renewal waits on the locker (a signal, polled a bounded
-			// number of times), and it was seen waiting while the lease
-			// was still live on the store clock.
-			watch, err := pgx.Connect(ctx, url)
-			require.NoError(t, err)
-			t.Cleanup(func() { watch.Close(context.Background()) })
-			var expires, seenAt time.Time
+			// The renewal waits on the locker, and it was seen waiting while
+			// the lease was still live on the store clock.
+			var expires time.Time
 			require.NoError(t, tx.QueryRow(ctx, "SELECT expires_at FROM runs WHERE id = $1", run.ID).Scan(&expires))
-			waiting := false
-			for range 100000 {
-				err := watch.QueryRow(ctx, `SELECT clock_timestamp() FROM pg_stat_activity
-					WHERE $1::int = ANY (pg_blocking_pids(pid))`, int32(lockerPID)).Scan(&seenAt)
-				if errors.Is(err, pgx.ErrNoRows) {
-					continue
-				}
-				require.NoError(t, err)
-				waiting = true
-				break
-			}
-			require.True(t, waiting, "the renewal never waited for the run's lock")
+			seenAt := waitBlockedBy(t, url, lockerPID, "the renewal")
 			require.True(t, seenAt.Before(expires), "the renewal was first seen waiting at %v, after the lease's expiry %v", seenAt, expires)
-
-			// The one unavoidable wait: the store clock passes the expiry
-			// (the server sleeps until just past it, and says so).
-			var past bool
-			for range 100 {
-				require.NoError(t, tx.QueryRow(ctx, `SELECT pg_sleep(greatest(extract(epoch FROM expires_at - clock_timestamp()), 0) + 0.005),
-					clock_timestamp() > expires_at FROM runs WHERE id = $1`, run.ID).Scan(nil, &past))
-				if past {
-					break
-				}
-			}
-			require.True(t, past)
+			sleepPastExpiry(t, tx, "SELECT expires_at FROM runs WHERE id = $1", run.ID)
 			require.NoError(t, tx.Commit(ctx)) // the lock is released, nothing modified
 
 			r := <-done

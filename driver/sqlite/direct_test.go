@@ -44,13 +44,7 @@ func TestDirectAppendEndsWithItsContext(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 	req := migratedWorld(t, d)
-	appendOne := func(ctx context.Context) (journal.AppendOutcome, error) {
-		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req}})
-		if err != nil {
-			return journal.AppendOutcome{}, err
-		}
-		return out[0], nil
-	}
+	appendOne := func(ctx context.Context) (journal.AppendOutcome, error) { return appendOneTo(ctx, d, req) }
 	got, err := appendOne(ctx) // reads the head; remembered from here on
 	require.NoError(t, err)
 	require.Equal(t, int64(2), got.Position)
@@ -86,13 +80,7 @@ func TestDirectAppendFailureRollsBack(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 	req := migratedWorld(t, d)
-	appendOne := func() (journal.AppendOutcome, error) {
-		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req}})
-		if err != nil {
-			return journal.AppendOutcome{}, err
-		}
-		return out[0], nil
-	}
+	appendOne := func() (journal.AppendOutcome, error) { return appendOneTo(ctx, d, req) }
 	got, err := appendOne()
 	require.NoError(t, err)
 	require.Equal(t, int64(2), got.Position)
@@ -151,13 +139,7 @@ func TestDirectAppendPanicFreesTheWriteLock(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 	req := migratedWorld(t, d)
-	appendOne := func() (journal.AppendOutcome, error) {
-		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req}})
-		if err != nil {
-			return journal.AppendOutcome{}, err
-		}
-		return out[0], nil
-	}
+	appendOne := func() (journal.AppendOutcome, error) { return appendOneTo(ctx, d, req) }
 	got, err := appendOne() // reads the head; remembered from here on
 	require.NoError(t, err)
 	require.Equal(t, int64(2), got.Position)
@@ -174,4 +156,13 @@ func TestDirectAppendPanicFreesTheWriteLock(t *testing.T) {
 	got, err = appendOne()
 	require.NoError(t, err, "the store writes after the panic")
 	require.Equal(t, int64(3), got.Position)
+}
+
+// appendOneTo appends req to world w of d alone and returns its outcome.
+func appendOneTo(ctx context.Context, d *Driver, req journal.AppendRequest) (journal.AppendOutcome, error) {
+	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req}})
+	if err != nil {
+		return journal.AppendOutcome{}, err
+	}
+	return out[0], nil
 }
