@@ -37,17 +37,7 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 			w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: 8 * time.Second})
 			require.NoError(t, err)
 
-			locker, err := pgx.Connect(ctx, url)
-			require.NoError(t, err)
-			t.Cleanup(func() { locker.Close(context.Background()) })
-			_, err = locker.Exec(ctx, "SET search_path = "+pgx.Identifier{schema}.Sanitize())
-			require.NoError(t, err)
-			tx, err := locker.Begin(ctx)
-			require.NoError(t, err)
-			_, err = tx.Exec(ctx, "SELECT 1 FROM worlds WHERE id = 'w1' "+mode)
-			require.NoError(t, err)
-			var lockerPID uint32
-			require.NoError(t, tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&lockerPID))
+			tx, lockerPID := holdLock(t, url, schema, "SELECT 1 FROM worlds WHERE id = 'w1' "+mode)
 
 			type result struct {
 				out []journal.AppendOutcome

@@ -10,6 +10,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// holdLock opens a transaction of its own in schema that runs lockSQL (a
+// SELECT … FOR <mode> modifying nothing) and returns it, still open, with
+// its backend's pid.
+func holdLock(t *testing.T, url, schema, lockSQL string, args ...any) (pgx.Tx, uint32) {
+	t.Helper()
+	ctx := context.Background()
+	locker, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(func() { locker.Close(context.Background()) })
+	_, err = locker.Exec(ctx, "SET search_path = "+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	tx, err := locker.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, lockSQL, args...)
+	require.NoError(t, err)
+	var pid uint32
+	require.NoError(t, tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
+	return tx, pid
+}
+
 // waitBlockedBy returns the server's clock when a backend was first seen
 // waiting on lockerPID's lock: a signal, polled a bounded number of times
 // on a connection of its own, not a guessed time. The waiter's statement

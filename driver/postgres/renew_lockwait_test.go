@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
@@ -46,17 +45,7 @@ func TestRenewExpiredWhileWaitingForTheLock(t *testing.T) {
 			require.Len(t, got, 2)
 			run := got[0]
 
-			locker, err := pgx.Connect(ctx, url)
-			require.NoError(t, err)
-			t.Cleanup(func() { locker.Close(context.Background()) })
-			_, err = locker.Exec(ctx, "SET search_path = "+pgx.Identifier{schema}.Sanitize())
-			require.NoError(t, err)
-			tx, err := locker.Begin(ctx)
-			require.NoError(t, err)
-			_, err = tx.Exec(ctx, "SELECT 1 FROM runs WHERE id = $1 FOR SHARE", run.ID)
-			require.NoError(t, err)
-			var lockerPID uint32
-			require.NoError(t, tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&lockerPID))
+			tx, lockerPID := holdLock(t, url, schema, "SELECT 1 FROM runs WHERE id = $1 FOR SHARE", run.ID)
 
 			type result struct {
 				renewed bool
