@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
@@ -105,15 +106,7 @@ func TestRunPathExplained(t *testing.T) {
 		return tx.QueryRow(ctx, q, args...)
 	}}
 	claim := explain(t, ctx, qr, claimRunsPlain, nil, "q", batch, "o", 5*time.Minute)
-	rows, err := tx.Query(ctx, `SELECT id, fence FROM runs WHERE state = 'running' ORDER BY id`)
-	require.NoError(t, err)
-	var ids, fences []int64
-	for rows.Next() {
-		var id, fence int64
-		require.NoError(t, rows.Scan(&id, &fence))
-		ids, fences = append(ids, id), append(fences, fence)
-	}
-	require.NoError(t, rows.Err())
+	ids, fences := runningIDs(t, tx, `SELECT id, fence FROM runs WHERE state = 'running' ORDER BY id`)
 	require.Len(t, ids, batch)
 	// Many more runs held than the batch completes, as a worker of high
 	// concurrency holds them: the completion must still find its rows by
@@ -219,19 +212,25 @@ func TestWideRunBatchesFindTheirRowsByKey(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Exec(ctx, "ANALYZE runs")
 	require.NoError(t, err)
-	rows, err := tx.Query(ctx, `SELECT id, fence FROM runs WHERE state = 'running' ORDER BY id LIMIT $1`, batch)
-	require.NoError(t, err)
-	var ids, fences []int64
-	for rows.Next() {
-		var id, fence int64
-		require.NoError(t, rows.Scan(&id, &fence))
-		ids, fences = append(ids, id), append(fences, fence)
-	}
-	require.NoError(t, rows.Err())
+	ids, fences := runningIDs(t, tx, `SELECT id, fence FROM runs WHERE state = 'running' ORDER BY id LIMIT $1`, batch)
 	require.Len(t, ids, batch)
 	check("renewal", explain(t, ctx, qr, renewRuns, nil, ids, fences, "o", 5*time.Minute, []string{}), 3*batch)
 	// Every held lease expired an hour ago on the statement's clock: the
 	// reclaim's c reads the expired ones from runs_expiry to take the
 	// first 1,000 in (expires_at, id) order, then finds those by key.
 	check("reclaim", explain(t, ctx, qr, reclaimRuns, time.Now().Add(time.Hour), batch), held+3*batch)
+}
+
+// runningIDs reads the ids and fences q selects (id, fence), in its order.
+func runningIDs(t *testing.T, tx pgx.Tx, q string, args ...any) (ids, fences []int64) {
+	t.Helper()
+	rows, err := tx.Query(context.Background(), q, args...)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id, fence int64
+		require.NoError(t, rows.Scan(&id, &fence))
+		ids, fences = append(ids, id), append(fences, fence)
+	}
+	require.NoError(t, rows.Err())
+	return ids, fences
 }
