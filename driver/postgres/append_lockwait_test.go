@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/journal"
 )
 
@@ -28,12 +27,7 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			url, schema := testdb.Schema(t)
-			d, err := Open(ctx, Config{URL: url, Schema: schema}) // the store clock: the server's
-			require.NoError(t, err)
-			t.Cleanup(func() { require.NoError(t, d.Close()) })
-			_, err = d.Migrate(ctx)
-			require.NoError(t, err)
+			d, url, schema := openIn(t, Config{}) // the store clock: the server's
 			w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: 8 * time.Second})
 			require.NoError(t, err)
 
@@ -88,12 +82,7 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 func TestAppendKeyedWhileAnotherAppendsTheKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url, schema := testdb.Schema(t)
-	d, err := Open(ctx, Config{URL: url, Schema: schema})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
+	d, url, schema := openIn(t, Config{})
 	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: time.Hour})
 	require.NoError(t, err)
 

@@ -22,6 +22,14 @@ const term = 30 * time.Second
 // migrates it. cfg.URL and cfg.Schema are filled in.
 func open(tb testing.TB, cfg Config) *Driver {
 	tb.Helper()
+	d, _, _ := openIn(tb, cfg)
+	return d
+}
+
+// openIn is open that also returns the URL and the schema, for a test
+// that opens connections of its own beside the Driver.
+func openIn(tb testing.TB, cfg Config) (d *Driver, url, schema string) {
+	tb.Helper()
 	ctx := context.Background()
 	cfg.URL, cfg.Schema = testdb.Schema(tb)
 	d, err := Open(ctx, cfg)
@@ -29,7 +37,7 @@ func open(tb testing.TB, cfg Config) *Driver {
 	tb.Cleanup(func() { require.NoError(tb, d.Close()) }) // runs before testdb drops the schema
 	_, err = d.Migrate(ctx)
 	require.NoError(tb, err)
-	return d
+	return d, cfg.URL, cfg.Schema
 }
 
 // harness is the conformance suite's factory: a fresh, migrated schema with

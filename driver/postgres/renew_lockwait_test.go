@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -32,13 +31,8 @@ func TestRenewExpiredWhileWaitingForTheLock(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			url, schema := testdb.Schema(t)
-			d, err := Open(ctx, Config{URL: url, Schema: schema}) // the store clock: the server's
-			require.NoError(t, err)
-			t.Cleanup(func() { require.NoError(t, d.Close()) })
-			_, err = d.Migrate(ctx)
-			require.NoError(t, err)
-			_, err = d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}, {Queue: "q"}}})
+			d, url, schema := openIn(t, Config{}) // the store clock: the server's
+			_, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}, {Queue: "q"}}})
 			require.NoError(t, err)
 			got, err := d.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "o", Limit: 2, Lease: 8 * time.Second})
 			require.NoError(t, err)

@@ -28,7 +28,8 @@ import (
 type renewCounter struct {
 	scheduler.Store
 	sync, drains atomic.Int64
-	maxDrain     atomic.Int64 // the most runs one drain carried since reset
+	maxDrain     atomic.Int64  // the most runs one drain carried since reset
+	moved        chan struct{} // if not nil: a renewal of either path was sent
 	mu           sync.Mutex
 	perRun       map[int64]int64
 }
@@ -41,6 +42,7 @@ func (s *renewCounter) RunRenew(ctx context.Context, p *driver.RunRenewParams) (
 	}
 	s.perRun[p.ID]++
 	s.mu.Unlock()
+	defer s.signal()
 	return s.Store.RunRenew(ctx, p)
 }
 
@@ -63,7 +65,19 @@ func (s *renewCounter) RunRenewMany(ctx context.Context, p *driver.RunRenewManyP
 			break
 		}
 	}
+	defer s.signal()
 	return s.Store.RunRenewMany(ctx, p)
+}
+
+// signal tells a waiter on moved that the counts may have moved (it never
+// blocks: one pending signal covers any number of renewals).
+func (s *renewCounter) signal() {
+	if s.moved != nil {
+		select {
+		case s.moved <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // fastTiming is a valid run timing short enough for real-time tests.
@@ -77,7 +91,7 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			store, _ := sk.open(t, clock.Real())
-			counter := &renewCounter{Store: store}
+			counter := &renewCounter{Store: store, moved: make(chan struct{}, 1)}
 			const n = 20
 			for range n {
 				_, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}}})
@@ -124,18 +138,21 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 					last = now
 				}
 			}
-			// until polls cond until it holds, failing after a minute: each
-			// phase lasts until the counts it judges have moved (a dozen
-			// drains, three renewals of every run), not for a guessed
-			// time a loaded box may not keep up with.
+			// until waits until cond holds, checking it each time a renewal
+			// was sent, failing after a minute: each phase lasts until the
+			// counts it judges have moved (a dozen drains, three renewals
+			// of every run), not for a guessed time a loaded box may not
+			// keep up with.
 			until := func(what string, cond func() bool) {
-				for range 6000 {
-					if cond() {
-						return
+				limit := time.NewTimer(time.Minute)
+				defer limit.Stop()
+				for !cond() {
+					select {
+					case <-counter.moved:
+					case <-limit.C:
+						t.Fatalf("waited a minute for %s", what)
 					}
-					time.Sleep(10 * time.Millisecond)
 				}
-				t.Fatalf("waited a minute for %s", what)
 			}
 			// everyRun reports whether every run has sent at least k
 			// synchronous renewals since per0.
