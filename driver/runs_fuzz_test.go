@@ -96,6 +96,23 @@ func FuzzValidateRunCompleteMany(f *testing.F) {
 				break
 			}
 		}
+		// Each completion alone (ValidateRunCompletion, the worker's
+		// completer checks one at a time): refused exactly when its id,
+		// fence or result is, else normalized as the batch normalizes it.
+		singles := make([][]byte, len(cs))
+		for i := range cs {
+			c := cs[i]
+			_, perr := runs.NormalizePayload("result", c.Result)
+			r, err := driver.ValidateRunCompletion(&c)
+			require.Equal(t, cs[i], c, "the completion was modified")
+			if c.ID <= 0 || c.Fence <= 0 || (len(c.Result) > 0 && perr != nil) {
+				var ie *journal.InputError
+				require.ErrorAs(t, err, &ie)
+				continue
+			}
+			require.NoError(t, err)
+			singles[i] = r
+		}
 		if len(cs) > driver.MaxRunCompleteBatch {
 			problem = "over the limit"
 		}
@@ -118,6 +135,7 @@ func FuzzValidateRunCompleteMany(f *testing.F) {
 				want = compact.Bytes()
 			}
 			require.Equal(t, want, results[i])
+			require.Equal(t, results[i], singles[i], "completion %d alone", i)
 			require.LessOrEqual(t, len(results[i]), runs.MaxPayloadBytes)
 		}
 	})
