@@ -25,6 +25,7 @@ import (
 	"github.com/leasehold/leasehold/driver/postgres"
 	"github.com/leasehold/leasehold/host"
 	"github.com/leasehold/leasehold/internal/faultproxy"
+	"github.com/leasehold/leasehold/internal/servetest"
 	"github.com/leasehold/leasehold/internal/testdb"
 	"github.com/leasehold/leasehold/internal/world"
 	"github.com/leasehold/leasehold/journal"
@@ -45,14 +46,15 @@ type scenario struct {
 	procs  map[string]*hostProc
 	router *host.Router
 
-	mu     sync.Mutex
-	acks   []ackRecord
-	errs   []error
-	stop   atomic.Bool
-	wg     sync.WaitGroup
-	acked  atomic.Int64
-	notify chan struct{} // a tick per acknowledgement, for waits
-	wit    *witness      // the payouts' downstream system
+	mu       sync.Mutex
+	acks     []ackRecord
+	errs     []error
+	stop     atomic.Bool
+	wg       sync.WaitGroup
+	acked    atomic.Int64
+	notify   chan struct{} // a tick per acknowledgement, for waits
+	peerLogs []*peerLog    // what the router's submissions met, per host
+	wit      *witness      // the payouts' downstream system
 }
 
 type ackRecord struct {
@@ -65,6 +67,11 @@ type ackRecord struct {
 
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
+	// The leasehold binary that ends each walkthrough (cliAudit) is built
+	// before any scenario starts: on a cold build cache the build takes
+	// both cores for a minute or more, and beside a running scenario it
+	// starved the hosts of the scenarios still under way.
+	servetest.Binary(t)
 	dsn, schema := testdb.Schema(t)
 	u, err := url.Parse(dsn)
 	require.NoError(t, err)
@@ -180,8 +187,11 @@ func (p *hostProc) status(t *testing.T) (held []string, stats host.Stats) {
 // route builds the router over every host started so far.
 func (s *scenario) route() *host.Router {
 	var peers []host.Peer
+	s.peerLogs = s.peerLogs[:0]
 	for _, p := range s.procs {
-		peers = append(peers, p.remote)
+		l := &peerLog{Peer: p.remote}
+		s.peerLogs = append(s.peerLogs, l)
+		peers = append(peers, l)
 	}
 	s.router = host.NewRouter(s.store, peers...)
 	return s.router
@@ -230,6 +240,7 @@ func (s *scenario) awaitAcked(n int64) {
 		select {
 		case <-s.notify:
 		case <-deadline:
+			s.explainSlow()
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.t.Fatalf("only %d of %d acknowledged within %s (errors: %v)", s.acked.Load(), n, patience, s.errs)
