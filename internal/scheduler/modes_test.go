@@ -150,7 +150,11 @@ func TestModesSwitchAtRuntimeOnBothStores(t *testing.T) {
 					select {
 					case <-counter.moved:
 					case <-limit.C:
-						t.Fatalf("waited a minute for %s", what)
+						// A run that lost its lease stops renewing, so a
+						// phase waiting on every run never ends: say so.
+						st := w.Keeper().Stats()
+						t.Fatalf("waited a minute for %s (keeper: %d leases lost, %d self-stops; sync renewals per run %v)",
+							what, st.Lost, st.SelfStops, counter.syncPerRun())
 					}
 				}
 			}
