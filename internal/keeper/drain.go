@@ -74,6 +74,9 @@ func (k *Keeper) DrainOnce(ctx context.Context) error {
 
 // drainLost handles a lease the drain's flush did not return.
 func (k *Keeper) drainLost(e *Entry, mode Mode, now time.Duration) {
+	if e.finishing.Load() {
+		return // most likely its own final write; that write's answer decides (Entry.Finishing)
+	}
 	if mode == ModeDark {
 		// The sync path is authoritative: it will meet the refusal on its
 		// next renewal. Write-behind would have stopped the holder now.

@@ -29,6 +29,7 @@ type Entry struct {
 	dirty      atomic.Bool  // the wanted expiry advanced since the last flush took it
 	state      atomic.Int32 // live or gone
 	shadowLost atomic.Bool  // dark mode: the drain found the lease lost; the sync path decides
+	finishing  atomic.Bool  // the holder is writing its final outcome (Finishing)
 
 	// The send times (offsets from the keeper's base reading of the
 	// monotonic clock) of the last confirmed expiry-setting write on each
@@ -52,6 +53,17 @@ func (e *Entry) Ref() Ref { return e.ref }
 // only: it never blocks (not even while a flush is stuck) and never
 // allocates.
 func (e *Entry) Renew() { e.dirty.Store(true) }
+
+// Finishing records that the holder is done and is writing its final
+// outcome — a fenced write whose own answer says whether the lease was
+// still held. A drain that meets the lease missing from now on does not
+// count it lost: the holder's completion itself takes the run out of the
+// running set, and a drain whose statement runs just after it (both wait
+// on the same rows or, on SQLite, the same write lock) would report every
+// such run as a lost lease. The drain still renews the entry meanwhile,
+// so the final write keeps its runway. A refused final write is counted
+// through LoseSync.
+func (e *Entry) Finishing() { e.finishing.Store(true) }
 
 // Live reports whether the lease is still held as far as the keeper knows.
 func (e *Entry) Live() bool { return e.state.Load() == live }

@@ -37,7 +37,7 @@ type Stats struct {
 	Flushes       uint64 // drains that reached the store and were answered
 	FlushErrors   uint64 // drains that failed (retried with backoff)
 	FlushedRows   uint64 // leases renewed by drains
-	Lost          uint64 // leases found lost by a flush or a refused renewal
+	Lost          uint64 // leases found lost by a flush, a refused renewal or a refused final write
 	SelfStops     uint64 // holders stopped at D_stop
 	GatePass      uint64 // gate passed locally, no store call
 	GateFlushPass uint64 // gate passed after one synchronous flush
@@ -91,7 +91,7 @@ func newMetrics(k *Keeper) *metrics {
 	for name, help := range map[string]string{
 		"leasehold_keeper_flushes_total":           "Drains answered by the store (result=ok) or failed (result=error).",
 		"leasehold_keeper_flushed_rows_total":      "Leases renewed by drains.",
-		"leasehold_keeper_leases_lost_total":       "Leases found lost by a flush or a refused synchronous renewal.",
+		"leasehold_keeper_leases_lost_total":       "Leases found lost by a flush, a refused synchronous renewal or a refused final write.",
 		"leasehold_keeper_self_stops_total":        "Holders stopped because their durable lag reached D_stop.",
 		"leasehold_gate_decisions_total":           "Side-effect gate decisions: pass (local), flush_pass (after one synchronous flush), refuse.",
 		"leasehold_keeper_dark_diffs_total":        "Dark mode: decisions (gate, stop, lost) write-behind would have made differently.",

@@ -424,6 +424,7 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 	}
 	lost(nil) // stops the heartbeat
 	r.hb.stop(w, beat)
+	e.Finishing() // a drain that finds the run gone now most likely met its completion
 	w.finish(r, err)
 }
 
@@ -520,6 +521,9 @@ func (w *Worker) finish(r *Run, herr error) {
 		err = w.finishFailed(r, herr, limit)
 	}
 	if err != nil {
+		if errors.Is(err, lease.ErrFenced) || errors.Is(err, lease.ErrLeaseExpired) || errors.Is(err, lease.ErrNotFound) {
+			r.lease.LoseSync(err) // the lease was gone: counted here, not by a drain (keeper.Entry.Finishing)
+		}
 		w.cfg.Logger.Warn("final write refused", "run", r.ID, "fence", r.Fence, "err", err)
 	}
 }

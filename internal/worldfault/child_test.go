@@ -44,8 +44,23 @@ func runHostProcess(raw string) int {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("node", cfg.Node)
 	ctx := context.Background()
-	d, err := postgres.Open(ctx, postgres.Config{URL: cfg.PostgresURL, Schema: cfg.Schema, Logger: log,
-		AcquireTimeout: 200 * time.Millisecond, StatementTimeout: time.Second})
+	// The driver's defaults divided by 10 would give a 200 ms acquire
+	// timeout: a loaded box (CI runs these beside the rest of the suite)
+	// takes longer than that to open a connection through the proxy, and
+	// the host then failed at start ("no general connection free within
+	// 200ms") or failed turns that a retry repeated. 600 ms is still
+	// shorter than the statement timeout, as the driver requires, and a
+	// failed open (start-up only) is tried again, a bounded number of times.
+	var d *postgres.Driver
+	var err error
+	for range 10 {
+		d, err = postgres.Open(ctx, postgres.Config{URL: cfg.PostgresURL, Schema: cfg.Schema, Logger: log,
+			AcquireTimeout: 600 * time.Millisecond, StatementTimeout: time.Second})
+		if err == nil {
+			break
+		}
+		log.Warn("open failed; trying again", "err", err)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1
