@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
@@ -38,8 +39,27 @@ import (
 type completer struct {
 	store Store
 	rt    rt.Runtime
+	clock clock.Clock
 	b     *batcher.Batcher[completion]
+	dl    sharedDeadline
 }
+
+// sharedDeadline is the end of the waits for completions queued close
+// together: a context cancelled by one timer on the runtime's clock, which
+// every wait that starts within limit/deadlineShares of the first shares.
+// Each wait used to make a timer of its own (two allocations and a
+// timer-heap insert and delete a completion); now a worker completing
+// thousands of runs a second makes deadlineShares of them per limit
+// (TestCompletionsShareTheirDeadline).
+type sharedDeadline struct {
+	mu    sync.Mutex
+	ctx   context.Context // cancelled at until
+	until time.Time       // on the completer's clock
+}
+
+// deadlineShares: a wait may end up to limit/deadlineShares before its
+// full limit (never after it).
+const deadlineShares = 64
 
 // completerAttempts bounds the flushes of one completion.
 const completerAttempts = 5
@@ -57,7 +77,7 @@ type outcome struct {
 }
 
 func newCompleter(store Store, c clock.Clock, r rt.Runtime, attemptTimeout time.Duration, log *slog.Logger) *completer {
-	cp := &completer{store: store, rt: r}
+	cp := &completer{store: store, rt: r, clock: c}
 	b, err := batcher.New(batcher.Config[completion]{Name: "completer",
 		MaxBatch: 1000, Buffer: 4096, MaxAttempts: completerAttempts, AttemptTimeout: attemptTimeout,
 		BackoffMin: time.Millisecond, BackoffMax: time.Second,
@@ -83,8 +103,10 @@ func retryable(err error) bool {
 // written.
 //
 // It takes a duration, not a context: the common path — room in the
-// buffer, then a wait for the batch — needs only the wait's timer, and a
-// context with a deadline (a timer of its own, its done channel, its
+// buffer, then a wait for the batch — needs only the wait's deadline,
+// shared with the completions queued beside it (sharedDeadline: it ends
+// the wait after at most limit, and at least limit - limit/deadlineShares),
+// and a context with a deadline (a timer of its own, its done channel, its
 // cancel) is made only when the buffer is full or the completer stopped.
 func (c *completer) complete(limit time.Duration, rc driver.RunCompletion) error {
 	result, err := driver.ValidateRunCompletion(&rc)
@@ -112,10 +134,26 @@ func (c *completer) complete(limit time.Duration, rc driver.RunCompletion) error
 		}
 		return it.out.err
 	}
-	if c.rt.Wait(context.Background(), it.out.done, limit) != rt.Fired {
+	if c.rt.Wait(c.deadline(limit), it.out.done, -1) != rt.Fired {
 		return context.DeadlineExceeded
 	}
 	return it.out.err
+}
+
+// deadline returns the shared context a wait of at most limit from now
+// ends with: the current one if it ends within the last
+// limit/deadlineShares of that limit, else a new one.
+func (c *completer) deadline(limit time.Duration) context.Context {
+	end := c.clock.Now().Add(limit)
+	c.dl.mu.Lock()
+	defer c.dl.mu.Unlock()
+	if c.dl.ctx != nil && !c.dl.until.After(end) && c.dl.until.After(end.Add(-limit/deadlineShares)) {
+		return c.dl.ctx
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.rt.After(limit, cancel)
+	c.dl.ctx, c.dl.until = ctx, end
+	return ctx
 }
 
 func (c *completer) flush(ctx context.Context, batch []completion) []error {

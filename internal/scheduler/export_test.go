@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/leasehold/leasehold/clock"
@@ -34,4 +35,27 @@ func CompleteBatchForTest(ctx context.Context, store Store, cs []driver.RunCompl
 	_ = c.b.Stop(ctx)
 	flushes, _ := c.b.Stats()
 	return errs, flushes
+}
+
+// CompleteEachForTest completes each of cs through complete — the path a
+// handler that returned nil takes — on a completer of its own with the
+// given runtime and clock and a limit of 10s, all at once from one
+// goroutine each, and returns each completion's error.
+func CompleteEachForTest(ctx context.Context, store Store, c clock.Clock, r rt.Runtime, cs []driver.RunCompletion) []error {
+	cp := newCompleter(store, c, r, 10*time.Second, slog.New(slog.DiscardHandler))
+	if err := cp.b.Start(context.WithoutCancel(ctx)); err != nil {
+		panic(err)
+	}
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, rc := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = cp.complete(10*time.Second, rc)
+		}()
+	}
+	wg.Wait()
+	_ = cp.b.Stop(ctx)
+	return errs
 }

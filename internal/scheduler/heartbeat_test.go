@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,10 +18,35 @@ import (
 	"github.com/leasehold/leasehold/runs"
 )
 
-// goCounter counts the goroutines started under a name.
+// goCounter counts the goroutines started under a name, and the calls
+// made with After (the worker's first-beat timers).
 type goCounter struct {
 	rt.Runtime
 	heartbeats atomic.Int64
+	afters     atomic.Int64
+	beats      atomic.Int64 // After calls of at most fastTiming.Renew: first-beat timers
+}
+
+func (g *goCounter) After(d time.Duration, f func()) rt.Stopper {
+	g.afters.Add(1)
+	if d <= fastTiming.Renew { // the completer's deadline is 2 × T_drain, longer
+		g.beats.Add(1)
+	}
+	return g.Runtime.After(d, f)
+}
+
+// claimCounter counts the claims that returned runs.
+type claimCounter struct {
+	scheduler.Store
+	claims atomic.Int64
+}
+
+func (c *claimCounter) RunClaim(ctx context.Context, p *driver.RunClaimParams) ([]*driver.Run, error) {
+	out, err := c.Store.RunClaim(ctx, p)
+	if len(out) > 0 {
+		c.claims.Add(1)
+	}
+	return out, err
 }
 
 func (g *goCounter) Go(name string, fn func()) {
@@ -112,4 +138,98 @@ func TestHeartbeatStartsAtTheFirstBeat(t *testing.T) {
 	require.GreaterOrEqual(t, g.heartbeats.Load(), int64(slow))
 	require.Less(t, g.heartbeats.Load(), int64(quick), "a run done before its first beat starts no heartbeat")
 	require.Positive(t, counter.drains.Load(), "the slow runs' beats reached the drain")
+}
+
+// TestRunsOfOneClaimShareOneTimer: the runs of one claim share one
+// first-beat timer (beatGroup), where each run used to start one of its
+// own: 100 runs enqueued at once and claimed by a worker with room for
+// all of them make one After call per claim that returned runs, not one
+// per run; every run completes.
+func TestRunsOfOneClaimShareOneTimer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, _ := storeKinds[0].open(t, clock.Real()) // sqlite
+	const n = 100
+	batch := make([]runs.Enqueue, n)
+	for i := range batch {
+		batch[i] = runs.Enqueue{Queue: "q"}
+	}
+	_, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch})
+	require.NoError(t, err)
+	quiet := slog.New(slog.DiscardHandler)
+	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
+	require.NoError(t, events.Start(ctx))
+	defer events.Stop(ctx)
+	g := &goCounter{Runtime: rt.Real(clock.Real())}
+	claims := &claimCounter{Store: store}
+	w, err := scheduler.NewWorker(claims, events, scheduler.WorkerConfig{Queues: map[string]int{"q": n},
+		Timing: fastTiming, Runtime: g, Logger: quiet})
+	require.NoError(t, err)
+	var done sync.WaitGroup
+	done.Add(n)
+	w.Handle("q", func(context.Context, *scheduler.Run) error {
+		done.Done()
+		return nil
+	})
+	require.NoError(t, w.Start(ctx))
+	done.Wait()
+	require.NoError(t, w.Stop(ctx))
+	for id := int64(1); id <= n; id++ {
+		r, err := store.RunGet(ctx, &driver.RunGetParams{ID: id})
+		require.NoError(t, err)
+		require.Equal(t, runs.StateCompleted, r.State)
+	}
+	require.Positive(t, claims.claims.Load())
+	require.Equal(t, claims.claims.Load(), g.beats.Load(), "one first-beat timer per claim")
+	require.Less(t, g.beats.Load(), int64(n), "not one per run")
+}
+
+// timerCounter counts the timers made on its clock.
+type timerCounter struct {
+	clock.Clock
+	timers atomic.Int64
+}
+
+func (c *timerCounter) NewTimer(d time.Duration) (clock.Timer, <-chan time.Time) {
+	c.timers.Add(1)
+	return c.Clock.NewTimer(d)
+}
+
+// TestCompletionsShareTheirDeadline: completions handed to the completer
+// together wait under one shared deadline (sharedDeadline), where each
+// used to make a timer of its own: 100 claimed runs completed at once
+// make no timer on the clock and (at most a few) After calls, and all
+// complete.
+func TestCompletionsShareTheirDeadline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, _ := storeKinds[0].open(t, clock.Real()) // sqlite
+	const n = 100
+	batch := make([]runs.Enqueue, n)
+	for i := range batch {
+		batch[i] = runs.Enqueue{Queue: "q"}
+	}
+	_, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch})
+	require.NoError(t, err)
+	claimed, err := store.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "o", Limit: n, Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, claimed, n)
+	cs := make([]driver.RunCompletion, n)
+	for i, r := range claimed {
+		cs[i] = driver.RunCompletion{ID: r.ID, Fence: r.Fence}
+	}
+	c := &timerCounter{Clock: clock.Real()}
+	g := &goCounter{Runtime: rt.Real(c)}
+	for i, err := range scheduler.CompleteEachForTest(ctx, store, c, g, cs) {
+		require.NoError(t, err, "completion %d", i)
+	}
+	for _, r := range claimed {
+		got, err := store.RunGet(ctx, &driver.RunGetParams{ID: r.ID})
+		require.NoError(t, err)
+		require.Equal(t, runs.StateCompleted, got.State)
+	}
+	require.Zero(t, c.timers.Load(), "no timer of its own per completion")
+	// One shared deadline unless the 100 waits spread over more than
+	// limit/64 (156ms) on a loaded box.
+	require.Less(t, g.afters.Load(), int64(n/4), "a deadline shared, not one per completion")
 }

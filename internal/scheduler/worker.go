@@ -365,7 +365,11 @@ func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
 			if len(claimed) > 0 { // the store wrote expires_at = its now + T_lease
 				w.keeper.ObserveStore(sent, w.cfg.Clock.Now(), w.storeTime(claimed[0]))
 			}
-			for _, r := range claimed {
+			var beats *beatGroup // the claim's runs share one first-beat timer
+			if len(claimed) > 0 {
+				beats = w.newBeatGroup(sent, len(claimed))
+			}
+			for i, r := range claimed {
 				slots <- struct{}{}
 				w.running.Add(1)
 				w.life.Go("run", func() {
@@ -374,7 +378,7 @@ func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
 						<-slots
 						w.wake[queue].Notify() // a slot freed: claim again without waiting
 					}()
-					w.work(r, sent)
+					w.work(r, beats, i)
 				})
 			}
 			if len(claimed) == free { // more may be waiting; claim again at once
@@ -393,13 +397,15 @@ func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
 	}
 }
 
-// work runs one claimed run: heartbeat, handler, fenced final write.
-func (w *Worker) work(row *driver.Run, claimSent time.Time) {
+// work runs one claimed run, member i of its claim's beat group:
+// heartbeat, handler, fenced final write.
+func (w *Worker) work(row *driver.Run, beats *beatGroup, i int) {
 	ctx, lost := context.WithCancelCause(w.hctx)
 	defer lost(nil)
-	e, err := w.keeper.Add(keeper.Ref{ID: row.ID, Fence: row.Fence}, claimSent, lost)
+	e, err := w.keeper.Add(keeper.Ref{ID: row.ID, Fence: row.Fence}, beats.sent, lost)
 	if err != nil { // a claim always carries a new fence: a bug if not
 		w.cfg.Logger.Error("run claimed twice under one fence", "run", row.ID, "fence", row.Fence, "err", err)
+		beats.leave(i)
 		return
 	}
 	defer w.keeper.Release(e)
@@ -407,8 +413,7 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 		ctx: ctx, store: w.store, events: w.events, timing: w.cfg.Timing, lease: e, rt: w.rt}
 	r.ownStream.rt = w.rt
 	r.stream = &r.ownStream // one allocation with the handle
-	first := w.cfg.Clock.Now().Add(w.cfg.Timing.Renew)
-	beat := w.rt.After(w.cfg.Timing.Renew, func() { r.hb.start(w, ctx, e, first) })
+	beats.join(i, r)
 	err = w.call(ctx, r)
 	// Events emitted before returning belong to this attempt's outcome.
 	if serr := r.Step(ctx); serr != nil && err == nil && ctx.Err() == nil {
@@ -423,7 +428,7 @@ func (w *Worker) work(row *driver.Run, claimSent time.Time) {
 		err = cause
 	}
 	lost(nil) // stops the heartbeat
-	r.hb.stop(w, beat)
+	r.hb.stop(w, beats, i)
 	e.Finishing() // a drain that finds the run gone now most likely met its completion
 	w.finish(r, err)
 }

@@ -34,7 +34,7 @@ func (w *Worker) WorkOne(ctx context.Context, queue string) (*driver.Run, error)
 	w.running.Add(1)
 	func() {
 		defer w.running.Done()
-		w.work(claimed[0], sent)
+		w.work(claimed[0], w.newBeatGroup(sent, 1), 0)
 	}()
 	return w.store.RunGet(ctx, &driver.RunGetParams{ID: claimed[0].ID})
 }
