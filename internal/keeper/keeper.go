@@ -198,6 +198,24 @@ func (k *Keeper) Release(e *Entry) {
 
 var errReleased = errors.New("keeper: lease released by its holder")
 
+// CancelHolders cancels the context of every lease's holder kept now
+// (cause context.Canceled): what the holders' shared parent context did
+// when it was cancelled, without each holder's context registering with
+// one (the worker's Stop past its grace).
+func (k *Keeper) CancelHolders() {
+	k.mu.Lock()
+	cs := make([]context.CancelCauseFunc, 0, len(k.entries))
+	for _, e := range k.entries {
+		if e.cancel != nil {
+			cs = append(cs, e.cancel)
+		}
+	}
+	k.mu.Unlock()
+	for _, c := range cs {
+		c(nil)
+	}
+}
+
 // Len returns how many leases are kept.
 func (k *Keeper) Len() int {
 	k.mu.Lock()

@@ -107,8 +107,16 @@ type Worker struct {
 	life    startstop.Lifecycle
 	mu      sync.Mutex         // guards handlers
 	cancel  context.CancelFunc // stops fetching; set by Start, read by Stop
-	hctx    context.Context    // parent of every handler context
-	hcancel context.CancelFunc
+	// hctx is the parent of every handler context: Start's values,
+	// never cancelled, so a run's context is not registered with (and,
+	// when it ends, removed from) one parent shared by every run — a map
+	// insert and delete under that parent's lock a run, contended by
+	// every handler goroutine. Stop ends the handlers through the keeper,
+	// which holds every run's cancel (cancelHandlers).
+	hctx context.Context
+	// handlersCancelled: cancelHandlers ran; a run whose work starts
+	// after it is cancelled as it starts.
+	handlersCancelled atomic.Bool
 	fetch   sync.WaitGroup
 	running sync.WaitGroup
 	wake    map[string]*rt.Signal // a slot of the queue freed: claim again
@@ -255,13 +263,11 @@ func (w *Worker) Start(ctx context.Context) error {
 			return err
 		}
 		// Handlers outlive the Start context: Stop decides when they end.
-		w.hctx, w.hcancel = context.WithCancel(context.WithoutCancel(runCtx))
+		w.hctx = context.WithoutCancel(runCtx)
 		if err := w.completer.b.Start(context.WithoutCancel(runCtx)); err != nil {
-			w.hcancel()
 			return err
 		}
 		if err := w.keeper.Start(context.WithoutCancel(runCtx)); err != nil {
-			w.hcancel()
 			_ = w.completer.b.Stop(context.Background()) // empty: nothing was claimed yet
 			return err
 		}
@@ -335,10 +341,10 @@ func (w *Worker) drain(ctx context.Context) error {
 		// fenced write (finish), so another worker claims it on its next
 		// poll instead of after T_lease.
 		w.releasing.Store(true)
-		w.hcancel()
+		w.cancelHandlers()
 		<-done
 	}
-	w.hcancel()
+	w.cancelHandlers()
 	// Every handler has finished: the completer holds no caller, and the
 	// keeper no entry still wanted.
 	if cerr := w.completer.b.Stop(ctx); err == nil {
@@ -348,6 +354,13 @@ func (w *Worker) drain(ctx context.Context) error {
 		err = kerr
 	}
 	return err
+}
+
+// cancelHandlers ends the context of every run being worked (cause
+// context.Canceled), and of every run whose work starts from now on.
+func (w *Worker) cancelHandlers() {
+	w.handlersCancelled.Store(true) // before the keeper's lock: see work
+	w.keeper.CancelHolders()
 }
 
 func (w *Worker) fetchLoop(ctx context.Context, queue string, limit int) {
@@ -407,6 +420,11 @@ func (w *Worker) work(row *driver.Run, beats *beatGroup, i int) {
 		w.cfg.Logger.Error("run claimed twice under one fence", "run", row.ID, "fence", row.Fence, "err", err)
 		beats.leave(i)
 		return
+	}
+	// After Add, under the keeper's lock: either cancelHandlers' pass saw
+	// this entry, or this load sees its flag.
+	if w.handlersCancelled.Load() {
+		lost(nil)
 	}
 	defer w.keeper.Release(e)
 	r := &Run{ID: row.ID, Queue: row.Queue, Payload: row.Payload, Attempt: row.Attempt, Fence: row.Fence,
