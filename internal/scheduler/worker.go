@@ -104,9 +104,9 @@ type Worker struct {
 	cfg      WorkerConfig
 	handlers map[string]Handler
 
-	life    startstop.Lifecycle
-	mu      sync.Mutex         // guards handlers
-	cancel  context.CancelFunc // stops fetching; set by Start, read by Stop
+	life   startstop.Lifecycle
+	mu     sync.Mutex         // guards handlers
+	cancel context.CancelFunc // stops fetching; set by Start, read by Stop
 	// hctx is the parent of every handler context: Start's values,
 	// never cancelled, so a run's context is not registered with (and,
 	// when it ends, removed from) one parent shared by every run — a map
@@ -117,10 +117,10 @@ type Worker struct {
 	// handlersCancelled: cancelHandlers ran; a run whose work starts
 	// after it is cancelled as it starts.
 	handlersCancelled atomic.Bool
-	fetch   sync.WaitGroup
-	running sync.WaitGroup
-	wake    map[string]*rt.Signal // a slot of the queue freed: claim again
-	rt      rt.Runtime
+	fetch             sync.WaitGroup
+	running           sync.WaitGroup
+	wake              map[string]*rt.Signal // a slot of the queue freed: claim again
+	rt                rt.Runtime
 
 	completer *completer
 	keeper    *keeper.Keeper
