@@ -108,13 +108,18 @@ func retryable(err error) bool {
 // the wait after at most limit, and at least limit - limit/deadlineShares),
 // and a context with a deadline (a timer of its own, its done channel, its
 // cancel) is made only when the buffer is full or the completer stopped.
-func (c *completer) complete(limit time.Duration, rc driver.RunCompletion) error {
+//
+// out is the completion's answer, zero and used for nothing else: a
+// worker's is part of its run's handle (Run.out), one allocation fewer a
+// completion than an outcome of its own.
+func (c *completer) complete(limit time.Duration, rc driver.RunCompletion, out *outcome) error {
 	result, err := driver.ValidateRunCompletion(&rc)
 	if err != nil {
 		return fmt.Errorf("complete of run %d under fence %d: %w", rc.ID, rc.Fence, err)
 	}
 	rc.Result = result
-	it := completion{c: rc, out: &outcome{done: c.rt.NewEvent()}}
+	out.done = c.rt.NewEvent()
+	it := completion{c: rc, out: out}
 	ok, err := c.b.TryAdd(it)
 	if !ok {
 		ctx, cancel := c.rt.WithTimeout(context.Background(), limit)

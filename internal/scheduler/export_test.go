@@ -52,7 +52,7 @@ func CompleteEachForTest(ctx context.Context, store Store, c clock.Clock, r rt.R
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = cp.complete(10*time.Second, rc)
+			errs[i] = cp.complete(10*time.Second, rc, &outcome{})
 		}()
 	}
 	wg.Wait()

@@ -66,6 +66,9 @@ type Run struct {
 	// ownStream is stream for a worker's run (newEventStream's, made with
 	// the handle rather than apart).
 	ownStream eventStream
+	// out is the answer of the run's completion (completer.complete),
+	// made with the handle rather than apart.
+	out outcome
 
 	mu        sync.Mutex
 	result    []byte // compact JSON or nil, set by SetResult

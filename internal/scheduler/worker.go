@@ -534,7 +534,7 @@ func (w *Worker) finish(r *Run, herr error) {
 		r.mu.Unlock()
 		herr = refused
 		if herr == nil {
-			err = w.completer.complete(limit, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result})
+			err = w.completer.complete(limit, driver.RunCompletion{ID: r.ID, Fence: r.Fence, Result: result}, &r.out)
 			if errors.Is(err, lease.ErrInvalid) { // refused, nothing written: fail the attempt instead
 				herr, err = err, nil
 			}
