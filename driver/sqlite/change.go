@@ -210,60 +210,40 @@ func (d *store) planIn(ctx context.Context, tx *sql.Tx, st *stmts, w *driver.Wor
 var errReadingHead = errors.New("reading rejections or keys")
 
 // writeKnown writes p, planned from the remembered head h and leaving its
-// lease as it was, with condUpdateKnown; false (and nothing written) when
-// the stored row is not h or the Cond does not hold.
+// lease as it was, with the known guard (tailGuard); false (and nothing
+// written) when the head is not h or the Cond does not hold.
 func (d *store) writeKnown(ctx context.Context, tx *sql.Tx, st *stmts, h *headRow, p *journal.Plan) (bool, error) {
-	a, c := p.After, p.Cond
-	args := append([]any{a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(),
-		a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt},
-		h.knownArgs()...)
-	res, err := tx.StmtContext(ctx, st.condUpdateKnown).ExecContext(ctx, args...)
-	if err != nil {
-		return false, fmt.Errorf("conditional head write: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("conditional head write: %w", err)
-	}
-	if n != 1 {
+	err := d.insertTail(ctx, tx, st, true, knownGuardArgs(h, p), p.Entries)
+	if errors.Is(err, errGuard) {
 		return false, nil
 	}
-	return true, d.writeRest(ctx, tx, st, p)
+	if err != nil {
+		return false, err
+	}
+	return true, d.writeRejections(ctx, tx, st, p)
 }
 
-// condUpdate is the conditional write. Its WHERE is journal.Cond: the
-// position compare-and-swap, the fence (epoch and holder), the expiry on the
-// store clock and the seen position. If it matches no row, nothing of the
-// plan is written.
+// condUpdate is the conditional write of a plan that changes the lease.
+// Its WHERE is journal.Cond: the position compare-and-swap (against the
+// world's last entry, the journal's tail: world_heads), the fence (epoch
+// and holder), the expiry on the store clock and the seen position. If it
+// matches no row, nothing of the plan is written. It sets the row's tail
+// columns too, which nothing reads (migration 0018). A plan that leaves
+// the lease as it was writes no head row: its first entry INSERT is
+// guarded instead (tail.go).
 const condUpdate = `
 UPDATE worlds SET
     position = ?1, last_hash = ?2, last_time = ?3, epoch = ?4, holder = ?5,
     term_us = ?6, expires_at = ?7, granted_position = ?8, holder_key = ?17
 WHERE id = ?9
-  AND position = ?10
+  AND (SELECT position FROM journal_entries WHERE world = ?9 ORDER BY position DESC LIMIT 1) = ?10
   AND epoch = ?11
   AND (?12 = 0 OR holder = ?13)
   AND (?14 = 0 OR (?14 = 1 AND expires_at > ?15) OR (?14 = 2 AND expires_at <= ?15))
   AND granted_position <= ?16`
 
-// condUpdateTail is condUpdate for a plan that moves only the journal's
-// tail (position, last hash, last time) and leaves the lease as the head
-// read under the same write lock had it — every append. Setting the lease
-// columns to their own values would still rewrite the worlds_expiry index
-// entry (SQLite maintains an index whose column is in the SET list, changed
-// or not): one more page in the WAL and in the commit's fsync, per append.
-// The WHERE is condUpdate's, renumbered.
-const condUpdateTail = `
-UPDATE worlds SET position = ?1, last_hash = ?2, last_time = ?3
-WHERE id = ?4
-  AND position = ?5
-  AND epoch = ?6
-  AND (?7 = 0 OR holder = ?8)
-  AND (?9 = 0 OR (?9 = 1 AND expires_at > ?10) OR (?9 = 2 AND expires_at <= ?10))
-  AND granted_position <= ?11`
-
 // sameLease reports whether after leaves every lease column of the worlds
-// row as before has it (condUpdateTail may write it).
+// row as before has it (the plan then writes no head row: tail.go).
 func sameLease(before, after *journal.State) bool {
 	if before == nil {
 		return false
@@ -281,43 +261,94 @@ var errCondFailed = fmt.Errorf("conditional head write matched no row: %w", driv
 
 // writePlan writes p in tx. before is the head the plan was made from,
 // read in tx (nil when the caller has none): a plan that leaves its lease
-// as it was writes only the tail (condUpdateTail).
+// as it was writes only its entries, the first INSERT guarded (tail.go).
 func (d *store) writePlan(ctx context.Context, tx *sql.Tx, st *stmts, before *journal.State, p *journal.Plan) error {
 	a, c := p.After, p.Cond
-	var res sql.Result
-	var err error
-	if sameLease(before, &a) {
-		res, err = tx.StmtContext(ctx, st.condUpdateTail).ExecContext(ctx,
-			a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(),
-			a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt)
-	} else {
-		res, err = tx.StmtContext(ctx, st.condUpdate).ExecContext(ctx,
-			a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(), a.Epoch, a.Holder,
-			int64(a.Term/time.Microsecond), expiresArg(a), a.GrantedAt,
-			a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt, nonNil(a.HolderKey))
+	if sameLease(before, &a) && len(p.Entries) > 0 {
+		err := d.insertTail(ctx, tx, st, false, tailGuardArgs(p), p.Entries)
+		if errors.Is(err, errGuard) {
+			return errCondFailed
+		}
+		if err != nil {
+			return err
+		}
+		return d.writeRejections(ctx, tx, st, p)
 	}
+	res, err := tx.StmtContext(ctx, st.condUpdate).ExecContext(ctx,
+		a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(), a.Epoch, a.Holder,
+		int64(a.Term/time.Microsecond), expiresArg(a), a.GrantedAt,
+		a.World, c.Position, c.Epoch, boolInt(c.CheckHolder), c.Holder, int(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt, nonNil(a.HolderKey))
 	if err != nil {
 		return fmt.Errorf("conditional head write: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return errCondFailed
 	}
-	return d.writeRest(ctx, tx, st, p)
-}
-
-// writeRest writes what follows a plan's conditional head write: its
-// entries and its rejections.
-func (d *store) writeRest(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) error {
-	a := p.After
 	if err := d.insertEntries(ctx, tx, st, p.Entries); err != nil {
 		return err
 	}
+	return d.writeRejections(ctx, tx, st, p)
+}
+
+// writeRejections records a plan's rejections.
+func (d *store) writeRejections(ctx context.Context, tx *sql.Tx, st *stmts, p *journal.Plan) error {
 	for _, h := range p.Rejected {
-		if _, err := tx.StmtContext(ctx, st.insertRejection).ExecContext(ctx, a.World, a.Epoch, h); err != nil {
+		if _, err := tx.StmtContext(ctx, st.insertRejection).ExecContext(ctx, p.After.World, p.After.Epoch, h); err != nil {
 			return fmt.Errorf("recording rejection: %w", err)
 		}
 	}
 	return nil
+}
+
+// insertTail inserts entries in tx, the first statement guarded by
+// tailGuard (known or not) with the arguments guard: errGuard, nothing
+// inserted, if the guard does not hold.
+func (d *store) insertTail(ctx context.Context, tx *sql.Tx, st *stmts, known bool, guard []any, entries []journal.Entry) error {
+	var many, one *sql.Stmt
+	return d.insertEntriesWith(entries, func(chunk, first bool, args []any) error {
+		if first {
+			g := st.guardTail
+			switch {
+			case known && chunk:
+				g = st.guardKnownMany
+			case known:
+				g = st.guardKnown
+			case chunk:
+				g = st.guardTailMany
+			}
+			return guarded(tx.StmtContext(ctx, g).ExecContext(ctx, append(args, guard...)...))(len(args) / 11)
+		}
+		if chunk {
+			if many == nil {
+				many = tx.StmtContext(ctx, st.insertEntries)
+			}
+			_, err := many.ExecContext(ctx, args...)
+			return err
+		}
+		if one == nil {
+			one = tx.StmtContext(ctx, st.insertEntry)
+		}
+		_, err := one.ExecContext(ctx, args...)
+		return err
+	})
+}
+
+// guarded checks a guarded INSERT's result: errGuard unless it inserted
+// its rows.
+func guarded(res sql.Result, err error) func(rows int) error {
+	return func(rows int) error {
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n != int64(rows) {
+			return errGuard
+		}
+		return nil
+	}
 }
 
 const (
@@ -331,7 +362,7 @@ const (
 // with the multi-row statement, the rest one by one.
 func (d *store) insertEntries(ctx context.Context, tx *sql.Tx, st *stmts, entries []journal.Entry) error {
 	var many, one *sql.Stmt
-	return d.insertEntriesWith(entries, func(chunk bool, args []any) error {
+	return d.insertEntriesWith(entries, func(chunk, _ bool, args []any) error {
 		if chunk {
 			if many == nil {
 				many = tx.StmtContext(ctx, st.insertEntries)
@@ -348,14 +379,19 @@ func (d *store) insertEntries(ctx context.Context, tx *sql.Tx, st *stmts, entrie
 }
 
 // insertEntriesWith inserts entries with exec: entryChunk at a time with
-// the multi-row statement (chunk true), the rest one by one.
-func (d *store) insertEntriesWith(entries []journal.Entry, exec func(chunk bool, args []any) error) error {
+// the multi-row statement (chunk true), the rest one by one; first is true
+// for the first statement only.
+func (d *store) insertEntriesWith(entries []journal.Entry, exec func(chunk, first bool, args []any) error) error {
+	first := true
 	var args []any
 	add := func(e *journal.Entry) {
 		args = append(args, e.World, e.Position, e.Epoch, string(e.Kind), e.Holder, e.Key,
 			nonNil(e.Payload), e.StoreTime.UnixMicro(), nonNil(e.PrevHash), nonNil(e.Hash), nonNil(e.Signature))
 	}
 	fail := func(from, to int64, err error) error {
+		if errors.Is(err, errGuard) {
+			return err
+		}
 		if d.eng.IsUnique(err) {
 			return fmt.Errorf("an entry of %d..%d exists: %w", from, to, driver.ErrConflict)
 		}
@@ -368,7 +404,9 @@ func (d *store) insertEntriesWith(entries []journal.Entry, exec func(chunk bool,
 			for i := range entryChunk {
 				add(&entries[i])
 			}
-			if err := exec(true, args); err != nil {
+			err := exec(true, first, args)
+			first = false
+			if err != nil {
 				return fail(entries[0].Position, entries[entryChunk-1].Position, err)
 			}
 			entries = entries[entryChunk:]
@@ -377,7 +415,9 @@ func (d *store) insertEntriesWith(entries []journal.Entry, exec func(chunk bool,
 	for i := range entries {
 		args = args[:0]
 		add(&entries[i])
-		if err := exec(false, args); err != nil {
+		err := exec(false, first, args)
+		first = false
+		if err != nil {
 			return fail(entries[i].Position, entries[i].Position, err)
 		}
 	}

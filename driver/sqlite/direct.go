@@ -17,8 +17,8 @@ import (
 
 // A keyless append to a world whose head this store remembers (heads) runs
 // under database/sql, on the writer's driver connection itself
-// (changeDirect): BEGIN IMMEDIATE, condUpdateKnown, the entry INSERTs and
-// COMMIT, each a statement prepared once on that connection. The
+// (changeDirect): BEGIN IMMEDIATE, the entry INSERTs (the first guarded by
+// tailGuard's known form) and COMMIT, each a statement prepared once on that connection. The
 // statements and the checks are change's remembered-head path, unchanged;
 // what goes is what database/sql and modernc.org/sqlite add around them,
 // per append: BEGIN and COMMIT parsed afresh (modernc prepares them at
@@ -39,16 +39,20 @@ import (
 // directStmts are changeDirect's statements, prepared on one driver
 // connection (conn): they are valid only on it.
 type directStmts struct {
-	conn                                        any
-	begin, update, insert, many, commit, rollbk sqldriver.StmtExecContext
-	all                                         []sqldriver.Stmt
+	conn                                                 any
+	begin, guard, guardMany, insert, many, commit, rollbk sqldriver.StmtExecContext
+	all                                                  []sqldriver.Stmt
 }
 
-// knownUpdate is condUpdateKnown with plain ? parameters, and knownOrder
-// the argument each takes: modernc reads a numbered parameter's name back
-// (a Go string, then parsed) at every bind, a plain one not — 26 binds an
-// append.
-var knownUpdate, knownOrder = positional(condUpdateKnown)
+// guardOne and guardMany are guardedInsert's known forms (one entry,
+// entryChunk entries) with plain ? parameters, and guardOneOrder and
+// guardManyOrder the argument each takes: modernc reads a numbered
+// parameter's name back (a Go string, then parsed) at every bind, a plain
+// one not.
+var (
+	guardOne, guardOneOrder   = positional(guardedInsert(1, true))
+	guardMany, guardManyOrder = positional(guardedInsert(entryChunk, true))
+)
 
 // positional rewrites the numbered parameters ?N of q as plain ?s and
 // returns, for each in order, the index (N-1) of the argument it takes.
@@ -113,7 +117,8 @@ func (c *directCache) stmtsFor(ctx context.Context, dc any) (*directStmts, error
 		sql string
 	}{
 		{&s.begin, "BEGIN IMMEDIATE"},
-		{&s.update, knownUpdate},
+		{&s.guard, guardOne},
+		{&s.guardMany, guardMany},
 		{&s.insert, insertEntrySQL},
 		{&s.many, multiRow(insertEntryHead+" VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", entryChunk)},
 		{&s.commit, "COMMIT"},
@@ -289,26 +294,27 @@ func (d *store) changeWith(ctx context.Context, st *directStmts, worldID, op str
 		rollback()
 		return nil, false, !read, discard, nil
 	}
-	res, err := st.update.ExecContext(bg, knownUpdateArgs(&h, &p))
-	if err != nil {
-		rollback()
-		return nil, true, false, discard, fmt.Errorf("sqlite: %s %s: conditional head write: %w", op, worldID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		rollback()
-		if err != nil {
-			return nil, true, false, discard, fmt.Errorf("sqlite: %s %s: conditional head write: %w", op, worldID, err)
+	guard := knownGuardArgs(&h, &p)
+	err = d.insertEntriesWith(p.Entries, func(many, first bool, args []any) error {
+		if first {
+			s, order := st.guard, guardOneOrder
+			if many {
+				s, order = st.guardMany, guardManyOrder
+			}
+			return guarded(s.ExecContext(bg, ordered(append(args, guard...), order)))(len(args) / 11)
 		}
-		return nil, false, true, discard, nil // not the remembered row: nothing written
-	}
-	if err := d.insertEntriesWith(p.Entries, func(many bool, args []any) error {
 		s := st.insert
 		if many {
 			s = st.many
 		}
 		_, err := s.ExecContext(bg, namedValues(args))
 		return err
-	}); err != nil {
+	})
+	if errors.Is(err, errGuard) {
+		rollback()
+		return nil, false, true, discard, nil // not the remembered head: nothing written
+	}
+	if err != nil {
 		rollback()
 		return nil, true, false, discard, fmt.Errorf("sqlite: %s %s: %w", op, worldID, err)
 	}
@@ -326,20 +332,11 @@ func (d *store) changeWith(ctx context.Context, st *directStmts, worldID, op str
 	return &after, true, false, false, nil
 }
 
-// knownUpdateArgs are knownUpdate's arguments: condUpdateKnown's
-// (writeKnown's), as driver values, in knownOrder.
-func knownUpdateArgs(h *headRow, p *journal.Plan) []sqldriver.NamedValue {
-	a, c := p.After, p.Cond
-	var expires any
-	if h.expires.Valid {
-		expires = h.expires.Int64
-	}
-	args := [...]any{a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro(),
-		a.World, c.Position, c.Epoch, int64(boolInt(c.CheckHolder)), c.Holder, int64(c.Expiry), c.Now.UnixMicro(), c.MaxGrantedAt,
-		h.home, h.defTerm, h.position, nonNil(h.lastHash), h.lastTime,
-		h.epoch, h.holder, h.term, expires, h.grantd, h.created, nonNil(h.holderKey)}
-	nv := make([]sqldriver.NamedValue, len(knownOrder))
-	for i, k := range knownOrder {
+// ordered gives args, each already a driver value, to a statement made by
+// positional: its i-th parameter takes args[order[i]].
+func ordered(args []any, order []int) []sqldriver.NamedValue {
+	nv := make([]sqldriver.NamedValue, len(order))
+	for i, k := range order {
 		nv[i] = sqldriver.NamedValue{Ordinal: i + 1, Value: args[k]}
 	}
 	return nv

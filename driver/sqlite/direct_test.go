@@ -56,7 +56,7 @@ func TestDirectAppendEndsWithItsContext(t *testing.T) {
 	n0 := n.Load()
 	_, err = appendOne(cctx)
 	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, int64(4), n.Load()-n0, "BEGIN, UPDATE, INSERT, ROLLBACK: the context ended under the lock")
+	require.Equal(t, int64(3), n.Load()-n0, "BEGIN, guarded INSERT, ROLLBACK: the context ended under the lock")
 
 	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w", From: 1, Limit: 10})
 	require.NoError(t, err)
@@ -67,11 +67,11 @@ func TestDirectAppendEndsWithItsContext(t *testing.T) {
 }
 
 // TestDirectAppendFailureRollsBack: an INSERT that fails in a
-// remembered-head append (here the entry's position is taken by a row put
-// there behind the store's back, the head left as it was) answers
-// ErrConflict and rolls the head UPDATE back: another connection can write
-// at once (the write lock is free), the head is where it was, and the next
-// append, once the row is gone, takes that position.
+// remembered-head append after its guarded first INSERT wrote (here the
+// batch's second entry, refused by a trigger put there behind the store's
+// back) fails the append and rolls the first entry back: another
+// connection can write at once (the write lock is free), the journal ends
+// where it did, and the next append takes the next position.
 func TestDirectAppendFailureRollsBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -80,28 +80,28 @@ func TestDirectAppendFailureRollsBack(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 	req := migratedWorld(t, d)
-	appendOne := func() (journal.AppendOutcome, error) { return appendOneTo(ctx, d, req) }
-	got, err := appendOne()
+	got, err := appendOneTo(ctx, d, req)
 	require.NoError(t, err)
 	require.Equal(t, int64(2), got.Position)
 
 	db, err := sql.Open("sqlite", moderncDSN(path, 200*time.Millisecond, false))
 	require.NoError(t, err)
 	defer db.Close()
-	_, err = db.ExecContext(ctx, `INSERT INTO journal_entries
-		(world, position, epoch, kind, holder, key, payload, store_time, prev_hash, hash, signature)
-		VALUES ('w', 3, 1, 'x', 'home', '', x'7b7d', 0, x'', x'00', x'')`)
+	_, err = db.ExecContext(ctx, `CREATE TRIGGER boom BEFORE INSERT ON journal_entries
+		WHEN NEW.kind = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END`)
 	require.NoError(t, err)
 
-	_, err = appendOne()
-	require.ErrorIs(t, err, driver.ErrConflict)
+	boom := req
+	boom.Kind = "boom"
+	_, err = d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w", Requests: []journal.AppendRequest{req, boom}})
+	require.ErrorContains(t, err, "boom")
 
-	_, err = db.ExecContext(ctx, `DELETE FROM journal_entries WHERE world = 'w' AND position = 3`)
+	_, err = db.ExecContext(ctx, `DROP TRIGGER boom`)
 	require.NoError(t, err, "the write lock is free: the failed append was rolled back")
 	var pos int64
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT position FROM worlds WHERE id = 'w'`).Scan(&pos))
-	require.Equal(t, int64(2), pos, "the head UPDATE was rolled back")
-	got, err = appendOne()
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT max(position) FROM journal_entries WHERE world = 'w'`).Scan(&pos))
+	require.Equal(t, int64(2), pos, "the guarded first INSERT was rolled back")
+	got, err = appendOneTo(ctx, d, req)
 	require.NoError(t, err)
 	require.Equal(t, int64(3), got.Position)
 }
@@ -114,12 +114,18 @@ func TestPositional(t *testing.T) {
 	require.Equal(t, "a = ? AND b = ? AND (? = 0 OR c = ?)", q)
 	require.Equal(t, []int{1, 9, 1, 0}, order)
 
-	require.Equal(t, strings.Count(knownUpdate, "?"), len(knownOrder))
-	seen := map[int]bool{}
-	for _, k := range knownOrder {
-		seen[k] = true
+	for _, g := range []struct {
+		q     string
+		order []int
+		rows  int
+	}{{guardOne, guardOneOrder, 1}, {guardMany, guardManyOrder, entryChunk}} {
+		require.Equal(t, strings.Count(g.q, "?"), len(g.order))
+		seen := map[int]bool{}
+		for _, k := range g.order {
+			seen[k] = true
+		}
+		require.Len(t, seen, 11*g.rows+20, "the entries' parameters and tailGuard's 20, each bound")
 	}
-	require.Len(t, seen, 23, "condUpdateKnown's ?1 … ?23, each bound")
 	require.Panics(t, func() { positional("a = ?") })
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/leasehold/leasehold/journal"
 )
 
-// headRow is a worlds row as stored: the columns of worldColumns in their
-// SQL encoding. A row read back decodes (world) to exactly the World
+// headRow is a head as stored (world_heads: the worlds row's lease, the
+// last entry's tail): the columns of worldColumns in their SQL encoding. A row read back decodes (world) to exactly the World
 // scanWorld returns, so a plan made from a remembered row is the plan a
 // fresh read would have made — provided the stored row still equals it.
 type headRow struct {
@@ -47,9 +47,9 @@ func (h *headRow) world() *driver.World {
 }
 
 // after is the row once the conditional write of a plan whose After is a
-// has been applied to h: the columns condUpdate sets, encoded as it
-// encodes them (condUpdateTail sets fewer; the others then already equal
-// these, see sameLease).
+// has been applied to h: the columns condUpdate and the entries set,
+// encoded as they encode them (an append sets no lease column; the others
+// then already equal these, see sameLease).
 func (h headRow) after(a *journal.State) headRow {
 	h.position, h.lastHash, h.lastTime = a.Position, nonNil(a.LastHash), a.LastTime.UnixMicro()
 	h.epoch, h.holder, h.term, h.grantd, h.holderKey = a.Epoch, a.Holder, int64(a.Term/time.Microsecond), a.GrantedAt, nonNil(a.HolderKey)
@@ -60,33 +60,12 @@ func (h headRow) after(a *journal.State) headRow {
 	return h
 }
 
-// condUpdateKnown is condUpdateTail for a plan made from a remembered head
-// (heads), not one read in the transaction: besides the plan's Cond, its
-// WHERE asserts every column of the row equals the remembered row, so it
-// writes only where the read it saves would have returned that row. It
-// matching no row says nothing about the plan: the head is read and the
-// change planned again.
-const condUpdateKnown = condUpdateTail + `
-  AND home = ?12 AND default_term_us = ?13 AND position = ?14 AND last_hash = ?15 AND last_time = ?16
-  AND epoch = ?17 AND holder = ?18 AND term_us = ?19 AND expires_at IS ?20 AND granted_position = ?21
-  AND created_at = ?22 AND holder_key = ?23`
-
-// knownArgs are condUpdateKnown's ?12 to ?23.
-func (h *headRow) knownArgs() []any {
-	var expires any
-	if h.expires.Valid {
-		expires = h.expires.Int64
-	}
-	return []any{h.home, h.defTerm, h.position, nonNil(h.lastHash), h.lastTime,
-		h.epoch, h.holder, h.term, expires, h.grantd, h.created, nonNil(h.holderKey)}
-}
-
 // maxHeads bounds the remembered heads; past it one is forgotten per new
 // one (a forgotten head is read again, nothing more).
 const maxHeads = 4096
 
 // heads remembers each world's row as this store last committed it, so
-// that the next change to the world can skip reading it (condUpdateKnown
+// that the next change to the world can skip reading it (tailGuard's known
 // checks it instead). Staleness is harmless — another process's write, a
 // renewal, a rolled-back or failed commit: the check fails and the change
 // reads the head as before — so entries are only ever replaced or dropped

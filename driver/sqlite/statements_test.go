@@ -107,14 +107,15 @@ func (t countedTx) Rollback() error { t.n.Add(1); return t.Tx.Rollback() }
 
 // TestStatementsPerAppend counts the statements a single-entry append runs
 // on the writer. The first append to a world this store has not written
-// reads the head: BEGIN IMMEDIATE, head SELECT, conditional UPDATE, entry
-// INSERT, COMMIT. Every later one plans from the head the store committed
-// (heads) and checks it in the UPDATE instead of reading it: four, run on
-// the writer's driver connection (changeDirect; its prepared statements are
-// counted as database/sql's are). When another writer has moved the head
-// meanwhile, the check fails and that transaction is rolled back (BEGIN,
-// UPDATE, ROLLBACK); the append then reads the head and is planned again
-// in a database/sql transaction (five more) — eight statements, and the
+// reads the head: BEGIN IMMEDIATE, head SELECT, the entry INSERT guarded by
+// the plan's Cond (tailGuard; no head row is written), COMMIT. Every later
+// one plans from the head the store committed (heads) and checks it in the
+// INSERT's guard instead of reading it: three, run on the writer's driver
+// connection (changeDirect; its prepared statements are counted as
+// database/sql's are). When another writer has moved the head meanwhile,
+// the check fails and that transaction is rolled back (BEGIN, INSERT,
+// ROLLBACK); the append then reads the head and is planned again in a
+// database/sql transaction (four more) — seven statements, and the
 // position is the next one, as a fresh read gives.
 func TestStatementsPerAppend(t *testing.T) {
 	ctx := context.Background()
@@ -133,14 +134,14 @@ func TestStatementsPerAppend(t *testing.T) {
 		return out[0].Position, n.Load() - n0
 	}
 	pos, stmts := appendOne(d)
-	require.Equal(t, [2]int64{2, 5}, [2]int64{pos, stmts}, "the first append reads the head")
+	require.Equal(t, [2]int64{2, 4}, [2]int64{pos, stmts}, "the first append reads the head")
 	const k = 20
 	n0 := n.Load()
 	for i := range int64(k) {
 		pos, _ := appendOne(d)
 		require.Equal(t, 3+i, pos)
 	}
-	require.Equal(t, int64(4*k), n.Load()-n0, "BEGIN, conditional UPDATE, INSERT, COMMIT per append")
+	require.Equal(t, int64(3*k), n.Load()-n0, "BEGIN, guarded INSERT, COMMIT per append")
 
 	// Another store on the file (as another process would) appends: this
 	// store's remembered head is stale.
@@ -151,14 +152,14 @@ func TestStatementsPerAppend(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(3+k), out[0].Position)
 	pos, stmts = appendOne(d)
-	require.Equal(t, [2]int64{4 + k, 8}, [2]int64{pos, stmts}, "a stale head fails the check (BEGIN, UPDATE, ROLLBACK): read, planned again")
+	require.Equal(t, [2]int64{4 + k, 7}, [2]int64{pos, stmts}, "a stale head fails the check (BEGIN, INSERT, ROLLBACK): read, planned again")
 	pos, stmts = appendOne(d)
-	require.Equal(t, [2]int64{5 + k, 4}, [2]int64{pos, stmts})
+	require.Equal(t, [2]int64{5 + k, 3}, [2]int64{pos, stmts})
 
-	// A keyed append also looks its key up under the lock: five.
+	// A keyed append also looks its key up under the lock: four.
 	req.Key = "k-1"
 	pos, stmts = appendOne(d)
-	require.Equal(t, [2]int64{6 + k, 5}, [2]int64{pos, stmts}, "BEGIN, key SELECT, UPDATE, INSERT, COMMIT")
+	require.Equal(t, [2]int64{6 + k, 4}, [2]int64{pos, stmts}, "BEGIN, key SELECT, guarded INSERT, COMMIT")
 	pos, stmts = appendOne(d)
 	// A retried key writes nothing, so nothing checks the remembered
 	// head: it is read and the key looked up again (one statement more

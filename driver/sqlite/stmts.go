@@ -12,7 +12,11 @@ import (
 // connection. modernc.org/sqlite parses a statement on every Exec with
 // arguments otherwise, and parsing was about a third of an append's CPU.
 type stmts struct {
-	selectWorld, selectRejection, selectKey, condUpdate, condUpdateTail, condUpdateKnown, insertEntry, insertRejection *sql.Stmt
+	selectWorld, selectRejection, selectKey, condUpdate, insertEntry, insertRejection *sql.Stmt
+	// guardTail and guardKnown insert a plan's first entry where its
+	// tailGuard holds (guardedInsert); the Many ones its first
+	// entryChunk entries.
+	guardTail, guardKnown, guardTailMany, guardKnownMany *sql.Stmt
 	// insertEntries inserts entryChunk entries in one statement, and
 	// selectKeys looks up keyChunk keys: a batch of appends costs a
 	// statement per chunk rather than one per entry.
@@ -57,12 +61,14 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.selectWorld, `SELECT ` + worldColumns + ` FROM worlds WHERE id = ?`},
+		{&s.selectWorld, `SELECT ` + worldColumns + ` FROM world_heads WHERE id = ?`},
 		{&s.selectRejection, `SELECT 1 FROM journal_rejections WHERE world = ? AND epoch = ? AND holder = ?`},
 		{&s.selectKey, `SELECT position FROM journal_entries WHERE world = ? AND key = ? AND key <> ''`},
 		{&s.condUpdate, condUpdate},
-		{&s.condUpdateTail, condUpdateTail},
-		{&s.condUpdateKnown, condUpdateKnown},
+		{&s.guardTail, guardedInsert(1, false)},
+		{&s.guardKnown, guardedInsert(1, true)},
+		{&s.guardTailMany, guardedInsert(entryChunk, false)},
+		{&s.guardKnownMany, guardedInsert(entryChunk, true)},
 		{&s.insertEntry, insertEntrySQL},
 		{&s.insertRejection, `INSERT OR IGNORE INTO journal_rejections (world, epoch, holder) VALUES (?, ?, ?)`},
 		{&s.insertEntries, multiRow(insertEntryHead+" VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", entryChunk)},
@@ -80,7 +86,7 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 }
 
 func (s *stmts) close() {
-	for _, st := range []*sql.Stmt{s.selectWorld, s.selectRejection, s.selectKey, s.condUpdate, s.condUpdateTail, s.condUpdateKnown, s.insertEntry, s.insertRejection, s.insertEntries, s.selectKeys} {
+	for _, st := range []*sql.Stmt{s.selectWorld, s.selectRejection, s.selectKey, s.condUpdate, s.guardTail, s.guardKnown, s.guardTailMany, s.guardKnownMany, s.insertEntry, s.insertRejection, s.insertEntries, s.selectKeys} {
 		if st != nil {
 			st.Close()
 		}

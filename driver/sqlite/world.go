@@ -29,7 +29,7 @@ func scanWorld(r rowScanner) (*driver.World, error) {
 }
 
 func getWorld(ctx context.Context, q queryer, id string) (*driver.World, error) {
-	w, err := scanWorld(q.QueryRowContext(ctx, `SELECT `+worldColumns+` FROM worlds WHERE id = ?`, id))
+	w, err := scanWorld(q.QueryRowContext(ctx, `SELECT `+worldColumns+` FROM world_heads WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("world %q: %w", id, driver.ErrNotFound)
 	}
@@ -47,9 +47,9 @@ func (d *store) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver
 // WorldList implements driver.Driver.
 func (d *store) WorldList(ctx context.Context, p *driver.WorldListParams) ([]*driver.World, error) {
 	limit := p.Limit // > 0: defaulted by driver.Validating
-	q, args := `SELECT `+worldColumns+` FROM worlds WHERE id > ? ORDER BY id LIMIT ?`, []any{p.After, limit}
+	q, args := `SELECT `+worldColumns+` FROM world_heads WHERE id > ? ORDER BY id LIMIT ?`, []any{p.After, limit}
 	if p.Home != "" { // the worlds_home index serves it
-		q, args = `SELECT `+worldColumns+` FROM worlds WHERE home = ? AND id > ? ORDER BY id LIMIT ?`, []any{p.Home, p.After, limit}
+		q, args = `SELECT `+worldColumns+` FROM world_heads WHERE home = ? AND id > ? ORDER BY id LIMIT ?`, []any{p.Home, p.After, limit}
 	}
 	rows, err := d.r.QueryContext(ctx, q, args...)
 	if err != nil {
