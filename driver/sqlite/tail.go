@@ -68,13 +68,22 @@ WHERE EXISTS (SELECT 1 FROM worlds WHERE id = %[1]s
 func guardedInsert(rows int, known bool) string {
 	var b strings.Builder
 	b.WriteString(insertEntryHead)
-	b.WriteString("\nSELECT * FROM (VALUES ")
+	// One row is a SELECT of its parameters: a VALUES subquery of one row
+	// would be a co-routine that SQLite pushes the guard down into, and
+	// then checks the guard twice.
+	if rows == 1 {
+		b.WriteString("\nSELECT ")
+	} else {
+		b.WriteString("\nSELECT * FROM (VALUES ")
+	}
 	n := 0
 	for r := range rows {
 		if r > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteByte('(')
+		if rows > 1 {
+			b.WriteByte('(')
+		}
 		for c := range 11 {
 			if c > 0 {
 				b.WriteString(", ")
@@ -82,9 +91,13 @@ func guardedInsert(rows int, known bool) string {
 			n++
 			fmt.Fprintf(&b, "?%d", n)
 		}
+		if rows > 1 {
+			b.WriteByte(')')
+		}
+	}
+	if rows > 1 {
 		b.WriteByte(')')
 	}
-	b.WriteByte(')')
 	b.WriteString(tailGuard(n, known))
 	return b.String()
 }
