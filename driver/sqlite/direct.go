@@ -39,9 +39,9 @@ import (
 // directStmts are changeDirect's statements, prepared on one driver
 // connection (conn): they are valid only on it.
 type directStmts struct {
-	conn                                                 any
+	conn                                                  any
 	begin, guard, guardMany, insert, many, commit, rollbk sqldriver.StmtExecContext
-	all                                                  []sqldriver.Stmt
+	all                                                   []sqldriver.Stmt
 }
 
 // guardOne and guardMany are guardedInsert's known forms (one entry,

@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
