@@ -2,14 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
@@ -39,7 +36,7 @@ import (
 // directStmts are changeDirect's statements, prepared on one driver
 // connection (conn): they are valid only on it.
 type directStmts struct {
-	conn                                                  any
+	conn                                                  *directConn
 	begin, guard, guardMany, insert, many, commit, rollbk sqldriver.StmtExecContext
 	all                                                   []sqldriver.Stmt
 }
@@ -80,38 +77,117 @@ func positional(q string) (string, []int) {
 	return b.String(), order
 }
 
-// directCache holds the writer connection's directStmts. The writer pool has
-// one connection (open), so at most one set is in use. A set prepared on a
-// connection database/sql has since replaced on its own (a connection it
-// found invalid) is dropped unclosed: finalizing on a closed connection is
-// not safe, and that connection stays open as a zombie (its handle, files
-// and cache; no transaction, so no lock) until the process ends — a leak
-// per such replacement, known and left (docs/BENCHMARKS.md, stop 27). The
-// replacements changeOn causes itself (a failed ROLLBACK, a panic) finalize
-// the set first, so those close for real.
-type directCache struct {
-	mu sync.Mutex
-	s  *directStmts
+// directConnector makes the writer's connections (Engine.Open wraps its
+// writer's connector in it when the engine runs changeDirect). Each
+// connection it makes (directConn) owns the direct statements prepared on
+// it and finalizes them in Close, before the connection itself closes —
+// whoever closes it: the store's Close, changeDirect throwing it away, or
+// database/sql replacing it on its own (a driver.ErrBadConn, a failed
+// ResetSession or IsValid). Statements left unfinalized would keep the
+// closed connection open as a zombie (sqlite3_close_v2: its handle, file
+// descriptors and cache) until the process ends: TestWriterReplacement.
+type directConnector struct{ sqldriver.Connector }
+
+func (c directConnector) Connect(ctx context.Context) (sqldriver.Conn, error) {
+	cn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &directConn{Conn: cn}, nil
 }
 
-// errNoDirect: the writer's connection cannot run changeDirect (it does not
-// prepare statements with contexts); change goes database/sql's way.
+// dsnConnector opens drv's connections on a data source name.
+type dsnConnector struct {
+	dsn string
+	drv sqldriver.Driver
+}
+
+func (c dsnConnector) Connect(context.Context) (sqldriver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c dsnConnector) Driver() sqldriver.Driver                        { return c.drv }
+
+// directConn is a writer connection with its direct statements (nil until
+// changeDirect first runs on it). database/sql serializes every use of a
+// connection, Close included, with sql.Conn.Raw's: st needs no lock. The
+// methods below pass database/sql's calls through; one the connection
+// under it does not have answers as database/sql's own fallback would.
+type directConn struct {
+	sqldriver.Conn
+	st *directStmts
+}
+
+func (c *directConn) Close() error {
+	if c.st != nil {
+		c.st.close()
+		c.st = nil
+	}
+	return c.Conn.Close()
+}
+
+func (c *directConn) PrepareContext(ctx context.Context, q string) (sqldriver.Stmt, error) {
+	if p, ok := c.Conn.(sqldriver.ConnPrepareContext); ok {
+		return p.PrepareContext(ctx, q)
+	}
+	return c.Conn.Prepare(q)
+}
+
+func (c *directConn) BeginTx(ctx context.Context, opts sqldriver.TxOptions) (sqldriver.Tx, error) {
+	if b, ok := c.Conn.(sqldriver.ConnBeginTx); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	return c.Conn.Begin() //nolint:staticcheck // the connection has nothing newer
+}
+
+func (c *directConn) ExecContext(ctx context.Context, q string, args []sqldriver.NamedValue) (sqldriver.Result, error) {
+	if e, ok := c.Conn.(sqldriver.ExecerContext); ok {
+		return e.ExecContext(ctx, q, args)
+	}
+	return nil, sqldriver.ErrSkip // database/sql prepares it
+}
+
+func (c *directConn) QueryContext(ctx context.Context, q string, args []sqldriver.NamedValue) (sqldriver.Rows, error) {
+	if e, ok := c.Conn.(sqldriver.QueryerContext); ok {
+		return e.QueryContext(ctx, q, args)
+	}
+	return nil, sqldriver.ErrSkip
+}
+
+func (c *directConn) Ping(ctx context.Context) error {
+	if p, ok := c.Conn.(sqldriver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (c *directConn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(sqldriver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *directConn) IsValid() bool {
+	if v, ok := c.Conn.(sqldriver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+// errNoDirect: the writer's connection cannot run changeDirect (it is not
+// a directConn, or its statements do not take contexts); change goes
+// database/sql's way.
 var errNoDirect = errors.New("sqlite: the writer connection has no direct statements")
 
-// stmtsFor returns the statements prepared on dc, preparing them on first
-// use. The caller holds dc (sql.Conn.Raw).
-func (c *directCache) stmtsFor(ctx context.Context, dc any) (*directStmts, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.s != nil && c.s.conn == dc {
-		return c.s, nil
-	}
-	c.s = nil
-	pc, ok := dc.(sqldriver.ConnPrepareContext)
+// directStmtsOn returns the statements prepared on dc, preparing them on
+// first use. The caller holds dc (sql.Conn.Raw).
+func directStmtsOn(ctx context.Context, dc any) (*directStmts, error) {
+	c, ok := dc.(*directConn)
 	if !ok {
 		return nil, errNoDirect
 	}
-	s := &directStmts{conn: dc}
+	if c.st != nil {
+		return c.st, nil
+	}
+	s := &directStmts{conn: c}
 	for _, p := range []struct {
 		dst *sqldriver.StmtExecContext
 		sql string
@@ -124,7 +200,7 @@ func (c *directCache) stmtsFor(ctx context.Context, dc any) (*directStmts, error
 		{&s.commit, "COMMIT"},
 		{&s.rollbk, "ROLLBACK"},
 	} {
-		st, err := pc.PrepareContext(ctx, p.sql)
+		st, err := c.PrepareContext(ctx, p.sql)
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("sqlite: preparing direct statements: %w", err)
@@ -137,19 +213,15 @@ func (c *directCache) stmtsFor(ctx context.Context, dc any) (*directStmts, error
 		}
 		*p.dst = ex
 	}
-	c.s = s
+	c.st = s
 	return s, nil
 }
 
-// drop forgets s and finalizes its statements. The caller holds their
-// connection (sql.Conn.Raw): finalizing on a connection database/sql has
-// closed is not safe.
-func (c *directCache) drop(s *directStmts) {
-	c.mu.Lock()
-	if c.s == s {
-		c.s = nil
+// drop finalizes s, the statements of the connection the caller holds.
+func (s *directStmts) drop() {
+	if s.conn.st == s {
+		s.conn.st = nil
 	}
-	c.mu.Unlock()
 	s.close()
 }
 
@@ -158,40 +230,6 @@ func (s *directStmts) close() {
 		st.Close()
 	}
 	s.all = nil
-}
-
-// closeOn closes the statements if w's connection is still the one they
-// were prepared on (Close, before the pool closes it). It waits for an
-// append in flight to give the connection back, at most closeWait; past
-// that the statements are left unfinalized and the connection closes into
-// a zombie (see directCache) — at Close, when the process is usually about
-// to end.
-// closeWait bounds closeOn's wait for the writer connection: longer than
-// any one append holds it (its COMMIT and a checkpoint of the WAL's
-// 10,000 pages).
-const closeWait = 10 * time.Second
-
-func (c *directCache) closeOn(w *sql.DB) {
-	c.mu.Lock()
-	s := c.s
-	c.s = nil
-	c.mu.Unlock()
-	if s == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
-	defer cancel()
-	conn, err := w.Conn(ctx)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	_ = conn.Raw(func(dc any) error {
-		if dc == s.conn {
-			s.close()
-		}
-		return nil
-	})
 }
 
 // changeDirect is change's remembered-head path (see change) for a plan
@@ -236,13 +274,13 @@ func (d *store) changeDirect(ctx context.Context, worldID, op string, h headRow,
 // SQLITE_BUSY.
 func (d *store) changeOn(ctx context.Context, dc any, worldID, op string, h headRow, plan planFunc) (
 	_ *driver.World, done, stale, discard bool, _ error) {
-	st, err := d.direct.stmtsFor(ctx, dc)
+	st, err := directStmtsOn(ctx, dc)
 	if err != nil {
 		return nil, false, false, false, nil // database/sql's way reports any error the schema has
 	}
 	after, done, stale, discard, err := d.changeWith(ctx, st, worldID, op, h, plan)
 	if discard {
-		d.direct.drop(st)
+		st.drop()
 	}
 	return after, done, stale, discard, err
 }
@@ -272,7 +310,7 @@ func (d *store) changeWith(ctx context.Context, st *directStmts, worldID, op str
 	defer func() {
 		if r := recover(); r != nil {
 			rollback()
-			d.direct.drop(st)
+			st.drop()
 			panic(r)
 		}
 	}()

@@ -2,10 +2,13 @@ package sqlite
 
 import (
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
+
+	_ "modernc.org/sqlite" // registers "sqlite"
 )
 
 // Engine is the SQLite library under the driver. The driver's SQL, its
@@ -31,8 +34,9 @@ type Engine struct {
 	// table or column that does not exist ("no such table/column").
 	IsUnique, IsBusy, IsMissingSchema func(error) bool
 	// direct: a keyless append with a remembered head runs on the
-	// writer's driver connection (direct.go). Set for modernc only, the
-	// library whose connection's statements it was written against.
+	// writer's driver connection (direct.go), which Open makes through
+	// directConnector. Set for modernc only, the library whose
+	// connection's statements it was written against.
 	direct bool
 }
 
@@ -48,8 +52,19 @@ func modernc() Engine {
 }
 
 func openModernc(path string, busy time.Duration, reader bool) (*sql.DB, error) {
-	return sql.Open("sqlite", moderncDSN(path, busy, reader))
+	if reader {
+		return sql.Open("sqlite", moderncDSN(path, busy, reader))
+	}
+	return sql.OpenDB(directConnector{dsnConnector{dsn: moderncDSN(path, busy, reader), drv: moderncDriver}}), nil
 }
+
+// moderncDriver is modernc's registered driver, the one sql.Open("sqlite")
+// opens connections with.
+var moderncDriver = func() sqldriver.Driver {
+	db, _ := sql.Open("sqlite", "") // a registered name: no error, no connection
+	defer db.Close()
+	return db.Driver()
+}()
 
 // moderncDSN is the data source name openModernc opens path with.
 func moderncDSN(path string, busy time.Duration, reader bool) string {

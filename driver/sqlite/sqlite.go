@@ -41,9 +41,6 @@ type store struct {
 	stmts stmtCache
 	// heads are the world heads this store last committed (headcache.go).
 	heads heads
-	// direct are the writer connection's own statements for a
-	// remembered-head append (direct.go).
-	direct directCache
 	// runStmts are the run statements (runs_stmts.go).
 	runStmts runStmtCache
 	// effectStmts are the effect and event statements (effects_stmts.go).
@@ -168,7 +165,6 @@ func (d *store) Close() error {
 	}
 	d.effectStmts.mu.Unlock()
 	d.closeQueueStmts()
-	d.direct.closeOn(d.w)
 	d.notifier.close()
 	return errorsJoin(d.r.Close(), d.w.Close())
 }

@@ -26,7 +26,7 @@ func countedEngine(n *atomic.Int64) Engine {
 		if reader {
 			return openModernc(path, busy, reader)
 		}
-		return sql.OpenDB(countedConnector{dsn: moderncDSN(path, busy, reader), n: n}), nil
+		return sql.OpenDB(directConnector{countedConnector{dsn: moderncDSN(path, busy, reader), n: n}}), nil
 	}
 	return e
 }
