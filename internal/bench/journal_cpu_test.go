@@ -31,8 +31,8 @@ import (
 // this machine ~100 µs of CPU more and twice the wall time, for the floor
 // as for the append. The floor's WAL (SQLite's default mark, 1,000 pages,
 // one page a commit) resets every 1,000 commits; the driver's
-// (walAutocheckpoint, 10,000 pages, ~2.6 a single append) only after
-// ~3,900 appends, so a short run such as `bench journal`'s compares a
+// (walAutocheckpoint, 10,000 pages, ~1.3 a single append) only after
+// ~7,700 appends, so a short run such as `bench journal`'s compares a
 // floor mostly in its steady state to an append whose WAL is still
 // growing. wal-growth-B/op reports the WAL file's growth over the
 // measured commits: 0 in the steady state.
@@ -62,7 +62,7 @@ func BenchmarkSQLiteAppendBesideFloor(b *testing.B) {
 		req := journal.AppendRequest{Holder: "bench", Epoch: w.Epoch, SeenPosition: w.GrantedAt, Kind: "bench",
 			Payload: []byte(`{"appender":0,"op":"bench"}`)}
 		one := func() error { _, err := app.Append(ctx, "bench", req); return err }
-		for range 4500 { // past the driver's mark (10,000 pages) at ~2.6 pages an append
+		for range 9000 { // past the driver's mark (10,000 pages) at ~1.3 pages an append (2.3 before migration 0018)
 			require.NoError(b, one())
 		}
 		cpuPerOp(b, path+"-wal", one)
