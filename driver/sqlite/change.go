@@ -32,11 +32,13 @@ type headQueries struct {
 // change is the one path by which a world's journal and head change:
 // BEGIN IMMEDIATE (the single writer), read the head, plan, one conditional
 // head UPDATE that re-asserts the plan's Cond, insert the entries, commit.
+// A plan that leaves the lease as it was (every append) writes no head row:
+// its first entry INSERT re-asserts the Cond instead (tail.go).
 //
 // When this store remembers the world's head from its own last commit
 // (d.heads) it plans from that row first and skips the read: a plan that
-// writes only the tail (every append) goes down as condUpdateKnown, whose
-// WHERE also asserts that the stored row is the remembered one. If it is
+// writes only the tail (every append) goes down with tailGuard's known
+// form, whose WHERE also asserts that the stored head is the remembered one. If it is
 // not (or the plan is another kind), the head is read and the change
 // planned again, all under the same write lock, as without the cache.
 //

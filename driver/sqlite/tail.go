@@ -27,8 +27,8 @@ import (
 //	+5 holder, +6 expiry check (0/1/2), +7 now, +8 max granted position
 //
 // known (a plan made from a remembered head, not one read in the
-// transaction) also asserts that the head equals the remembered row, as
-// condUpdateKnown did: every lease column of the worlds row and the last
+// transaction) also asserts that the head equals the remembered row (as
+// the UPDATE before migration 0018 did): every lease column of the worlds row and the last
 // entry's position, hash and store time —
 //
 //	+9 home, +10 default term, +11 position, +12 last hash, +13 last

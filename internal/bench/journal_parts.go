@@ -225,8 +225,10 @@ func SQLiteParts(ctx context.Context, d driver.Driver, path string, cfg PartsCon
 	if err != nil {
 		return nil, err
 	}
-	// The driver's condUpdateTail, its WHERE reduced to the position
-	// compare-and-swap and the fence (the other terms are constants here).
+	// The driver's head UPDATE before SQLite migration 0018 (an append now
+	// writes no head row: driver/sqlite/tail.go), its WHERE reduced to the
+	// position compare-and-swap and the fence (the other terms are
+	// constants here).
 	upd, err := prep(`UPDATE worlds SET position = ?, last_hash = ?, last_time = ? WHERE id = ? AND position = ? AND epoch = ? AND holder = ?`)
 	if err != nil {
 		return nil, err
