@@ -75,7 +75,8 @@ func (k *Keeper) DrainOnce(ctx context.Context) error {
 // drainLost handles a lease the drain's flush did not return.
 func (k *Keeper) drainLost(e *Entry, mode Mode, now time.Duration) {
 	if e.finishing.Load() {
-		return // most likely its own final write; that write's answer decides (Entry.Finishing)
+		e.missing.Store(true) // most likely its own final write; that write's answer decides (Entry.Finishing)
+		return
 	}
 	if mode == ModeDark {
 		// The sync path is authoritative: it will meet the refusal on its

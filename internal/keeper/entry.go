@@ -30,6 +30,7 @@ type Entry struct {
 	state      atomic.Int32 // live or gone
 	shadowLost atomic.Bool  // dark mode: the drain found the lease lost; the sync path decides
 	finishing  atomic.Bool  // the holder is writing its final outcome (Finishing)
+	missing    atomic.Bool  // a drain found the finishing holder's run missing (FinalFailed)
 
 	// The send times (offsets from the keeper's base reading of the
 	// monotonic clock) of the last confirmed expiry-setting write on each
@@ -60,10 +61,21 @@ func (e *Entry) Renew() { e.dirty.Store(true) }
 // count it lost: the holder's completion itself takes the run out of the
 // running set, and a drain whose statement runs just after it (both wait
 // on the same rows or, on SQLite, the same write lock) would report every
-// such run as a lost lease. The drain still renews the entry meanwhile,
-// so the final write keeps its runway. A refused final write is counted
-// through LoseSync.
+// such run as a lost lease. The holder reports a final write that failed
+// through FinalFailed. Nothing renews a finishing entry (its heartbeat has
+// stopped); a renewal still pending is flushed, and harmless: the final
+// write is fenced.
 func (e *Entry) Finishing() { e.finishing.Store(true) }
+
+// FinalFailed records a finishing holder's final write that did not
+// succeed: refused by the store (fenced out, expired, missing) — the lease
+// was gone — or with no answer (a timeout, a broken connection), which
+// counts as a lost lease when a drain found the run missing meanwhile.
+func (e *Entry) FinalFailed(refused bool, err error) {
+	if refused || e.missing.Load() {
+		e.LoseSync(err)
+	}
+}
 
 // Live reports whether the lease is still held as far as the keeper knows.
 func (e *Entry) Live() bool { return e.state.Load() == live }

@@ -503,3 +503,36 @@ func TestStopDrainsOnceMore(t *testing.T) {
 	}
 	<-stuck.k.Stopped() // the last drain gave up at Stop's deadline and the loops returned
 }
+
+// TestAFinishingHolderIsCountedLostByItsFinalWrite: a drain that finds a
+// finishing holder's run missing counts nothing (its own completion took
+// the run out of the running set, most likely); the final write decides —
+// a refusal counts a lost lease, and so does a final write with no answer
+// after such a drain, but not one without it.
+func TestAFinishingHolderIsCountedLostByItsFinalWrite(t *testing.T) {
+	t.Parallel()
+	b := setup(t, keeper.ModeWriteBehind)
+	completed, ctx := b.hold(t, 1, 1)
+	unanswered, _ := b.hold(t, 2, 1)
+	refused, _ := b.hold(t, 3, 1)
+	quiet, _ := b.hold(t, 4, 1)
+	for _, e := range []*keeper.Entry{completed, unanswered, refused, quiet} {
+		e.Renew()
+		e.Finishing()
+	}
+	b.store.set(func(s *store) {
+		delete(s.live, completed.Ref())
+		delete(s.live, unanswered.Ref())
+	})
+	require.NoError(t, b.k.DrainOnce(context.Background()))
+	require.Zero(t, b.k.Stats().Lost, "a drain counts no finishing holder lost")
+	require.NoError(t, ctx.Err(), "nor cancels it")
+
+	unanswered.FinalFailed(false, context.DeadlineExceeded) // the drain found it missing: lost
+	require.Equal(t, uint64(1), b.k.Stats().Lost)
+	quiet.FinalFailed(false, context.DeadlineExceeded) // no drain found it missing: not counted
+	require.Equal(t, uint64(1), b.k.Stats().Lost)
+	refused.FinalFailed(true, lease.ErrFenced)
+	require.Equal(t, uint64(2), b.k.Stats().Lost)
+	require.ErrorIs(t, refused.Err(), lease.ErrFenced)
+}

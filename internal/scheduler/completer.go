@@ -152,7 +152,9 @@ func (c *completer) deadline(limit time.Duration) context.Context {
 	end := c.clock.Now().Add(limit)
 	c.dl.mu.Lock()
 	defer c.dl.mu.Unlock()
-	if c.dl.ctx != nil && !c.dl.until.After(end) && c.dl.until.After(end.Add(-limit/deadlineShares)) {
+	// Not one already ended: a clock stepped back would otherwise hand a
+	// new wait a context cancelled before it began (review).
+	if c.dl.ctx != nil && c.dl.ctx.Err() == nil && !c.dl.until.After(end) && c.dl.until.After(end.Add(-limit/deadlineShares)) {
 		return c.dl.ctx
 	}
 	ctx, cancel := context.WithCancel(context.Background())

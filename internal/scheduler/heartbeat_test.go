@@ -15,6 +15,7 @@ import (
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/internal/rt"
 	"github.com/leasehold/leasehold/internal/scheduler"
+	"github.com/leasehold/leasehold/lease"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -110,8 +111,14 @@ func TestHeartbeatStartsAtTheFirstBeat(t *testing.T) {
 	require.NoError(t, events.Start(ctx))
 	defer events.Stop(ctx)
 	g := &goCounter{Runtime: rt.Real(clock.Real())}
+	// T_renew 1 s, not fastTiming's 150 ms: the first beat is due T_renew
+	// after the claim was sent, so a claim whose round trip outlasted
+	// T_renew on a loaded box gave every quick run a heartbeat (the bound
+	// below read 22 of 22).
+	tm := lease.Timing{Lease: 6 * time.Second, Renew: time.Second, Drain: 100 * time.Millisecond,
+		Stop: 3 * time.Second, Skew: time.Second, Poll: 100 * time.Millisecond}
 	w, err := scheduler.NewWorker(watch, events, scheduler.WorkerConfig{Queues: map[string]int{"q": quick + slow},
-		Timing: fastTiming, Runtime: g, Logger: quiet})
+		Timing: tm, Runtime: g, Logger: quiet})
 	require.NoError(t, err)
 	var done sync.WaitGroup
 	done.Add(quick + slow)

@@ -55,14 +55,18 @@ type Run struct {
 	Attempt int
 	Fence   int64
 
-	ctx    context.Context
-	store  Store
-	events *EventCommitter
-	stream *eventStream
-	timing lease.Timing
-	lease  *keeper.Entry
-	rt     rt.Runtime
-	hb     lazyHeartbeat // the worker's, for this run
+	ctx context.Context
+	// cancelled: the handler's context had ended when it returned (read
+	// before the worker ends it): only such a run is released by a Stop
+	// past its grace; one that failed on its own fails its attempt.
+	cancelled bool
+	store     Store
+	events    *EventCommitter
+	stream    *eventStream
+	timing    lease.Timing
+	lease     *keeper.Entry
+	rt        rt.Runtime
+	hb        lazyHeartbeat // the worker's, for this run
 	// ownStream is stream for a worker's run (newEventStream's, made with
 	// the handle rather than apart).
 	ownStream eventStream

@@ -445,7 +445,8 @@ func (w *Worker) work(row *driver.Run, beats *beatGroup, i int) {
 	if cause := context.Cause(ctx); err != nil && ctx.Err() != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause
 	}
-	lost(nil) // stops the heartbeat
+	r.cancelled = ctx.Err() != nil // before lost(nil), which ends ctx whatever happened
+	lost(nil)                      // stops the heartbeat
 	r.hb.stop(w, beats, i)
 	e.Finishing() // a drain that finds the run gone now most likely met its completion
 	w.finish(r, err)
@@ -544,9 +545,8 @@ func (w *Worker) finish(r *Run, herr error) {
 		err = w.finishFailed(r, herr, limit)
 	}
 	if err != nil {
-		if errors.Is(err, lease.ErrFenced) || errors.Is(err, lease.ErrLeaseExpired) || errors.Is(err, lease.ErrNotFound) {
-			r.lease.LoseSync(err) // the lease was gone: counted here, not by a drain (keeper.Entry.Finishing)
-		}
+		refused := errors.Is(err, lease.ErrFenced) || errors.Is(err, lease.ErrLeaseExpired) || errors.Is(err, lease.ErrNotFound)
+		r.lease.FinalFailed(refused, err) // counted here, not by a drain (keeper.Entry.Finishing)
 		w.cfg.Logger.Warn("final write refused", "run", r.ID, "fence", r.Fence, "err", err)
 	}
 }
@@ -561,7 +561,7 @@ func (w *Worker) finishFailed(r *Run, herr error, limit time.Duration) error {
 	var be *blockError
 	var se *snoozeError
 	switch {
-	case w.releasing.Load() && r.ctx.Err() != nil && !errors.As(herr, &be):
+	case w.releasing.Load() && r.cancelled && !errors.As(herr, &be):
 		return w.release(ctx, r, herr)
 	case errors.As(herr, &se):
 		return w.snooze(ctx, r, se)
