@@ -1,62 +1,48 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/leasehold/leasehold/driver"
 )
 
 // completeRuns completes a batch in one statement: the batch arrives as
-// column arrays ($2–$4, unnested in step) and each run is completed only
-// WHERE it is running under its completion's fence — RunComplete's rule,
-// for many rows at once. A run that matches nothing (fenced out, already
-// final, missing) is not returned and is left as it was.
+// column arrays ($2–$4, sorted by id, without duplicates) and each run is
+// completed only WHERE it is running under its completion's fence —
+// RunComplete's rule, for many rows at once. A run that matches nothing
+// (fenced out, already final, missing) is not returned and is left as it
+// was.
 //
-// l picks the runs held under their completion's fence and locks them in
-// id order; the UPDATE then changes only rows l has locked. Without l the
-// UPDATE would lock rows in whatever order its join plan visits them (the
-// batch's order, or the table's), and two lockers of overlapping runs
-// could each wait for the other: a RunEventAppend (which locks its runs
-// FOR SHARE in id order) or another batch holding run 1 and waiting for
-// run 2 while this batch holds run 2 and waits for run 1 — a deadlock the
-// server breaks only after deadlock_timeout, by aborting a statement.
-// Every multi-row locker that waits takes its locks in id order, so no
-// cycle can form. The order costs one row-lock WAL record per run: about
-// a fifth of the batch's throughput, measured against the same UPDATE
-// without l.
+// The statement is the function leasehold_complete_runs (migration 0024):
+// one UPDATE that reads runs by a plain index scan of runs_pkey for
+// id = ANY($2), so it locks the rows it writes in id order — the order
+// every multi-row locker that waits takes its locks in (the renewal
+// drain's l, a run event batch's FOR SHARE), so no two of them can wait
+// for each other in a cycle. The function's SET keeps the planner off the
+// sequential and bitmap scans, which would reach the rows in the table's
+// physical order. Each row's fence and result are found in the arrays by
+// binary search (width_bucket of the id over the sorted ids: its position).
 //
-// A run whose lock l waited for is re-checked on its new version under
-// the lock (READ COMMITTED): one reclaimed or cancelled meanwhile drops out
-// of l and is not completed. The UPDATE's WHERE states the fence again,
-// so the rule is written where the write is.
+// Before 0024 the completion locked its runs in a CTE (FOR UPDATE, ORDER
+// BY id) and then updated them: one row-lock WAL record per run besides
+// the update's own, and the batch joined to runs twice. A plain UPDATE …
+// FROM unnest(…) without the lock was no answer: its lock order is the
+// join plan's, and its generic plan (pgx prepares the statement, and the
+// server switches to a generic plan after five runs) was a Nested Loop
+// over the whole batch per run — four times the old statement's CPU.
 //
-// The store time is read once for the batch. Each completed run comes
-// back as its position in the batch (the ordinality i, from 1), so the
-// caller marks it in a slice rather than looking its id up in a map.
+// A run whose row the UPDATE waited for is re-checked on its new version
+// (READ COMMITTED): one reclaimed or cancelled meanwhile no longer matches
+// its fence and is not completed.
 //
-// l finds the batch's rows by primary key alone: r.id = ANY($2) restates
-// the join as a condition on runs, and l does not test the state. With
-// r.state = 'running' in l, the planner read every running run — through
-// a running-state partial index (then runs_running_queue), or
-// by a sequential scan — and hash-joined the batch against them (EXPLAIN
-// in TestRunPathExplained): a completion's cost grew with the number of
-// runs held, not with its batch. The state is tested where the write is:
-// a run of the batch that is final under the same fence is locked by l
-// for the rest of the statement, and not changed.
-const completeRuns = `WITH ` + storeNowSQL + `,
-l AS (
-    SELECT r.id, c.fence, c.result, c.i
-    FROM unnest($2::bigint[], $3::bigint[], $4::bytea[]) WITH ORDINALITY AS c(id, fence, result, i)
-    JOIN runs r ON r.id = c.id AND r.fence = c.fence
-    WHERE r.id = ANY($2::bigint[])
-    ORDER BY r.id
-    FOR UPDATE OF r
-)
-UPDATE runs r SET state = 'completed', result = l.result, finished_at = t.now, owner = '', expires_at = NULL
-FROM l, t
-WHERE r.id = l.id AND r.fence = l.fence AND r.state = 'running'
-RETURNING l.i`
+// The store time is read once for the batch (an uncorrelated subquery, an
+// InitPlan). Each completed run comes back as its position in the sorted
+// batch (from 1), so the caller marks it in a slice rather than looking
+// its id up in a map.
+const completeRuns = `SELECT leasehold_complete_runs($2, $3, $4, $1)`
 
 // RunCompleteMany implements driver.RunStore: one statement in autocommit
 // on the critical pool — one round trip, one commit — whatever the batch's
@@ -68,9 +54,19 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 	// driver.Validating.
 	out := &driver.RunCompleteManyResult{}
 	n := len(p.Runs)
+	// The batch sorted by id (the function's binary search and its lock
+	// order); order[k] is the batch index of the k-th.
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	if !slices.IsSortedFunc(order, func(a, b int32) int { return cmp.Compare(p.Runs[a].ID, p.Runs[b].ID) }) {
+		slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(p.Runs[a].ID, p.Runs[b].ID) })
+	}
 	ids, fences, results := make(int8Array, n), make(int8Array, n), make(byteaArray, n)
-	for i, c := range p.Runs {
-		ids[i], fences[i], results[i] = c.ID, c.Fence, c.Result
+	for k, i := range order {
+		c := &p.Runs[i]
+		ids[k], fences[k], results[k] = c.ID, c.Fence, c.Result
 	}
 	fail := func(err error) error {
 		return fmt.Errorf("postgres: completing %d runs: %w", n, withCtx(ctx, err))
@@ -86,17 +82,17 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 	}
 	done := make([]bool, n)
 	completed := 0
-	var i int64
+	var k int64
 	for rows.Next() {
-		if err := rows.Scan(&i); err != nil {
+		if err := rows.Scan(&k); err != nil {
 			rows.Close()
 			return nil, fail(err)
 		}
-		if i < 1 || i > int64(n) || done[i-1] {
+		if k < 1 || k > int64(n) || done[order[k-1]] {
 			rows.Close()
-			return nil, fail(fmt.Errorf("completion %d returned out of the batch or twice", i))
+			return nil, fail(fmt.Errorf("completion %d returned out of the batch or twice", k))
 		}
-		done[i-1] = true
+		done[order[k-1]] = true
 		completed++
 	}
 	if err := rows.Err(); err != nil {
@@ -107,9 +103,9 @@ func (d *store) RunCompleteMany(ctx context.Context, p *driver.RunCompleteManyPa
 	if completed > 0 {
 		out.Completed = make([]int64, 0, completed)
 	}
-	for i, id := range ids {
+	for i := range p.Runs {
 		if done[i] {
-			out.Completed = append(out.Completed, id)
+			out.Completed = append(out.Completed, p.Runs[i].ID)
 		} else {
 			out.Fenced = append(out.Fenced, i)
 		}
