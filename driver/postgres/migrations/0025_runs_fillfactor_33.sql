@@ -1,0 +1,24 @@
+-- runs keeps two thirds of each page free (fillfactor 33, was 50: 0022),
+-- so that both of a run's transitions after its insert — the claim and
+-- the completion — write their new versions on the run's own page.
+--
+-- With half the page free, the claim's versions fit, and the completion's
+-- fit only once the page was pruned of the versions the claim left dead.
+-- It could not be pruned while any snapshot older than the claim's commit
+-- was held — in a busy worker there is always one: the next claim, a
+-- completion batch, the producer's insert — and then heap_update wrote a
+-- row-lock record for the old version, let go of the page and put the new
+-- version on another. A drain wrote 1.8 row-lock records per run of which
+-- 1 is the claim's SKIP LOCKED (and, before 0024, another the
+-- completion's ordered FOR UPDATE); with a third of the page for inserts
+-- it writes exactly 1.0, and the new versions are smaller records (the
+-- same page's update logs less): 7.1 WAL records and 640 bytes per
+-- drained run, from 7.9 and 721 (docs/BENCHMARKS.md, stop 28).
+--
+-- The table takes half as many pages again for its live rows. No scan on
+-- the run path reads it sequentially (TestRunPathExplained), and the
+-- pages of finished runs are emptied by the cleaner and reused.
+--
+-- Existing pages keep what they hold; the setting applies to the pages
+-- written from now on. No rewrite, no lock beyond the ALTER's own.
+ALTER TABLE runs SET (fillfactor = 33);
