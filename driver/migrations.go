@@ -40,5 +40,13 @@ func LoadMigrations(fsys fs.FS, dir string) ([]Migration, error) {
 		return nil, fmt.Errorf("no migrations in %s", dir)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	// Versions run 1, 2, 3… with no gap and no repeat: the runner skips
+	// every version at or below a store's current one, so a migration
+	// numbered into a gap later would never run on a store already past it.
+	for i, m := range out {
+		if m.Version != i+1 {
+			return nil, fmt.Errorf("migration %s: version %d where %d was due (versions run 1, 2, 3… with no gap or repeat)", m.Name, m.Version, i+1)
+		}
+	}
 	return out, nil
 }

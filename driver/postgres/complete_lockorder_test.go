@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
@@ -26,6 +27,48 @@ import (
 // locking CTE ordered by id, one row-lock WAL record per run.)
 func TestCompleteRunsLockInIdOrder(t *testing.T) {
 	t.Parallel()
+	// complete completes runs a and b (a.ID < b.ID) with the batch {b, a}.
+	type completeFunc func(ctx context.Context, t *testing.T, d *Driver, url, schema string, a, b driver.Run) error
+	viaDriver := func(ctx context.Context, t *testing.T, d *Driver, url, schema string, a, b driver.Run) error {
+		res, err := d.RunCompleteMany(ctx, &driver.RunCompleteManyParams{Runs: []driver.RunCompletion{
+			{ID: b.ID, Fence: b.Fence}, {ID: a.ID, Fence: a.Fence}}})
+		if err == nil && len(res.Completed) != 2 {
+			err = fmt.Errorf("completed %v, fenced %v", res.Completed, res.Fenced)
+		}
+		return err
+	}
+	// With index scans off on the session (or role, or database) every
+	// path was disabled and the planner went back to a Seq Scan, in the
+	// table's order: the function's own SET turns them on (review).
+	indexScansOff := func(ctx context.Context, t *testing.T, d *Driver, url, schema string, a, b driver.Run) error {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(ctx, "SET search_path = "+pgx.Identifier{schema}.Sanitize()+"; SET enable_indexscan = off"); err != nil {
+			return err
+		}
+		var n int
+		err = conn.QueryRow(ctx, "SELECT count(*) FROM leasehold_complete_runs($1, $2, $3, NULL)",
+			[]int64{a.ID, b.ID}, []int64{a.Fence, b.Fence}, [][]byte{nil, nil}).Scan(&n)
+		if err == nil && n != 2 {
+			err = fmt.Errorf("completed %d of 2", n)
+		}
+		return err
+	}
+	for _, c := range []struct {
+		name     string
+		complete completeFunc
+	}{{"driver", viaDriver}, {"index scans off on the session", indexScansOff}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			lockOrder(t, c.complete)
+		})
+	}
+}
+
+func lockOrder(t *testing.T, complete func(ctx context.Context, t *testing.T, d *Driver, url, schema string, a, b driver.Run) error) {
 	ctx := context.Background()
 	d, url, schema := openIn(t, Config{})
 	_, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}, {Queue: "q"}}})
@@ -55,12 +98,7 @@ func TestCompleteRunsLockInIdOrder(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		res, err := d.RunCompleteMany(ctx, &driver.RunCompleteManyParams{Runs: []driver.RunCompletion{
-			{ID: b.ID, Fence: b.Fence}, {ID: a.ID, Fence: a.Fence}}})
-		if err == nil && len(res.Completed) != 2 {
-			err = fmt.Errorf("completed %v, fenced %v", res.Completed, res.Fenced)
-		}
-		done <- err
+		done <- complete(ctx, t, d, url, schema, *a, *b)
 	}()
 	waitBlockedBy(t, url, lockerPID, "the completion")
 	// The locker takes b, the next in id order, without waiting: the

@@ -124,7 +124,7 @@ func TestRunPathExplained(t *testing.T) {
 	var conf []string
 	require.NoError(t, tx.QueryRow(ctx, `SELECT prosrc, proconfig FROM pg_proc
 		WHERE proname = 'leasehold_complete_runs' AND pronamespace = current_schema()::regnamespace`).Scan(&body, &conf))
-	require.ElementsMatch(t, []string{"enable_seqscan=off", "enable_bitmapscan=off"}, conf, "the completion's scan settings")
+	require.ElementsMatch(t, []string{"enable_seqscan=off", "enable_bitmapscan=off", "enable_indexscan=on", "jit=off"}, conf, "the completion's scan settings")
 	for name, arg := range map[string]string{"ids": "($1::bigint[])", "fences": "($2::bigint[])", "results": "($3::bytea[])", "store_now": "($4::timestamptz)"} {
 		body = regexp.MustCompile(`\b`+name+`\b`).ReplaceAllLiteralString(body, arg)
 	}

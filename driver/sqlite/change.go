@@ -230,7 +230,7 @@ func (d *store) writeKnown(ctx context.Context, tx *sql.Tx, st *stmts, h *headRo
 // world's last entry, the journal's tail: world_heads), the fence (epoch
 // and holder), the expiry on the store clock and the seen position. If it
 // matches no row, nothing of the plan is written. It sets the row's tail
-// columns too, which nothing reads (migration 0018). A plan that leaves
+// columns too, which nothing reads (migration 0016). A plan that leaves
 // the lease as it was writes no head row: its first entry INSERT is
 // guarded instead (tail.go).
 const condUpdate = `

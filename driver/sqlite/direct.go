@@ -256,6 +256,12 @@ func (d *store) changeDirect(ctx context.Context, worldID, op string, h headRow,
 		return nil
 	})
 	if rawErr != nil && err == nil {
+		if !done {
+			// Nothing was written (the guard failed, the plan refused) and
+			// only the connection went: database/sql's way answers, on
+			// another connection, rather than "bad connection" (review).
+			return nil, false, stale, nil
+		}
 		return nil, true, false, fmt.Errorf("sqlite: %s %s: %w", op, worldID, rawErr)
 	}
 	return after, done, stale, err

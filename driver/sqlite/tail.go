@@ -9,7 +9,7 @@ import (
 
 // An append that leaves the lease as it was (sameLease: every append)
 // writes its entries and nothing else: the journal's tail is its last entry
-// (world_heads, migration 0018), so there is no head row to move and the
+// (world_heads, migration 0016), so there is no head row to move and the
 // commit carries the entry's page alone. The fence is checked inside the
 // writing statement, as condUpdate checks it inside its UPDATE: the first
 // INSERT of the plan's entries is an INSERT … SELECT whose WHERE is the
@@ -28,7 +28,7 @@ import (
 //
 // known (a plan made from a remembered head, not one read in the
 // transaction) also asserts that the head equals the remembered row (as
-// the UPDATE before migration 0018 did): every lease column of the worlds row and the last
+// the UPDATE before migration 0016 did): every lease column of the worlds row and the last
 // entry's position, hash and store time —
 //
 //	+9 home, +10 default term, +11 position, +12 last hash, +13 last

@@ -59,7 +59,7 @@ func TestTailPlans(t *testing.T) {
 	}
 }
 
-// TestJournalTailMigration: a store written before migration 0018 (its
+// TestJournalTailMigration: a store written before migration 0016 (its
 // worlds rows carrying the tail, as the driver kept them then) gives the
 // same answers after it — heads, lists, entries, a retried key's position —
 // now reading the tail from each world's last entry; and the driver goes
@@ -86,7 +86,7 @@ func TestJournalTailMigration(t *testing.T) {
 		}
 	}
 
-	// The store before 0018: the older migrations, recorded as the runner
+	// The store before 0016: the older migrations, recorded as the runner
 	// records them, and src's rows with the tail in the worlds row.
 	old := filepath.Join(dir, "old.db")
 	db, err := sql.Open("sqlite", old)
@@ -102,7 +102,7 @@ func TestJournalTailMigration(t *testing.T) {
 	reached := false
 	for _, n := range names {
 		base := strings.TrimSuffix(filepath.Base(n), ".sql")
-		if strings.HasPrefix(base, "0018_") {
+		if strings.HasPrefix(base, "0016_") {
 			reached = true
 			break
 		}
@@ -149,7 +149,7 @@ func TestJournalTailMigration(t *testing.T) {
 	defer d.Close()
 	res, err := d.Migrate(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []int{18}, res.Applied)
+	require.Equal(t, []int{16}, res.Applied)
 	for _, id := range []string{"w", "v"} {
 		want, err := src.WorldGet(ctx, &driver.WorldGetParams{World: id})
 		require.NoError(t, err)

@@ -16,7 +16,7 @@ import (
 // the WAL — what its fsync carries beyond the store's own one-row commit
 // (one page). A keyless append writes the entry's page alone: it leaves the
 // lease as it was, so it writes no head row (the tail is the last entry,
-// migration 0018; 2.3 pages before, with the head's). A keyed one adds the
+// migration 0016; 2.3 pages before, with the head's). A keyed one adds the
 // key index's; both a page split now and then (the bounds allow half a
 // page).
 func TestAppendWALFrames(t *testing.T) {

@@ -62,7 +62,7 @@ func BenchmarkSQLiteAppendBesideFloor(b *testing.B) {
 		req := journal.AppendRequest{Holder: "bench", Epoch: w.Epoch, SeenPosition: w.GrantedAt, Kind: "bench",
 			Payload: []byte(`{"appender":0,"op":"bench"}`)}
 		one := func() error { _, err := app.Append(ctx, "bench", req); return err }
-		for range 9000 { // past the driver's mark (10,000 pages) at ~1.3 pages an append (2.3 before migration 0018)
+		for range 9000 { // past the driver's mark (10,000 pages) at ~1.3 pages an append (2.3 before migration 0016)
 			require.NoError(b, one())
 		}
 		cpuPerOp(b, path+"-wal", one)

@@ -225,7 +225,7 @@ func SQLiteParts(ctx context.Context, d driver.Driver, path string, cfg PartsCon
 	if err != nil {
 		return nil, err
 	}
-	// The driver's head UPDATE before SQLite migration 0018 (an append now
+	// The driver's head UPDATE before SQLite migration 0016 (an append now
 	// writes no head row: driver/sqlite/tail.go), its WHERE reduced to the
 	// position compare-and-swap and the fence (the other terms are
 	// constants here).

@@ -21,9 +21,14 @@
 -- the scan is the plain index scan of runs_pkey for id = ANY($1): a B-tree
 -- scan of an array of keys visits them in ascending order. So the rows
 -- are locked in id order whatever the table's size and statistics. (The
--- planner keeps a disabled path only when no other path exists;
--- runs_pkey always serves id = ANY.) TestCompleteRunsLockInIdOrder and
--- TestRunPathExplained pin the plan and the order.
+-- planner keeps a disabled path only when no other path exists; runs_pkey
+-- always serves id = ANY — as long as index scans are on, which the
+-- function's SET makes sure of too: with enable_indexscan off on the
+-- session, role or database every path is disabled and the planner chose
+-- a Seq Scan again, a deadlock with a batch of run events reproduced by
+-- review. jit is off: a disabled path's cost passes jit_above_cost.)
+-- TestCompleteRunsLockInIdOrder and TestRunPathExplained pin the plan and
+-- the order.
 --
 -- The fence is stated in the UPDATE's WHERE (id, fence, state = 'running'),
 -- as in every run write; store_now is the store time ($4: the injected clock or
@@ -34,6 +39,8 @@ RETURNS SETOF integer
 LANGUAGE sql
 SET enable_seqscan = off
 SET enable_bitmapscan = off
+SET enable_indexscan = on
+SET jit = off
 AS $$
     UPDATE runs r SET state = 'completed', result = results[width_bucket(r.id, ids)],
         finished_at = (SELECT coalesce(store_now, clock_timestamp())), owner = '', expires_at = NULL

@@ -9,9 +9,12 @@
 -- max on (world, position) SQLite seeks directly). Every world has an
 -- entry (its create, position 1), so the join keeps every world.
 --
--- A binary older than this migration refuses the schema (version too new);
--- one that still ran on the file would fail its appends fenced, as its
--- conditional UPDATE compares the worlds row's stale position.
+-- A binary older than this migration refuses the schema (version too new).
+-- Stop every older process before migrating: one still running on the file
+-- reads the worlds row's stale tail (its WorldGet shows it), and its
+-- appends either fail (its entry INSERT meets the primary key at a position
+-- already taken: ErrConflict) or, with no append since the last lease
+-- change, land consistently — the journal cannot fork either way.
 CREATE VIEW world_heads AS
 SELECT w.id, w.home, w.default_term_us, e.position, e.hash AS last_hash, e.store_time AS last_time,
        w.epoch, w.holder, w.term_us, w.expires_at, w.granted_position, w.created_at, w.holder_key
