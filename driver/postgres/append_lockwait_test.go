@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,8 +24,12 @@ import (
 // lock) accepts this append.
 func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"FOR UPDATE", "FOR NO KEY UPDATE"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, c := range []struct {
+		mode  string
+		batch int // 1: appendOneSQL; more: appendManySQL
+	}{{"FOR UPDATE", 1}, {"FOR NO KEY UPDATE", 1}, {"FOR UPDATE", 3}, {"FOR NO KEY UPDATE", 2}} {
+		mode := c.mode
+		t.Run(fmt.Sprintf("%s/batch%d", mode, c.batch), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			d, url, schema := openIn(t, Config{}) // the store clock: the server's
@@ -41,9 +46,12 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 			go func() {
 				ctx, cancel := context.WithTimeout(ctx, time.Minute) // as the group committer: the timeouts' set_config too
 				defer cancel()
-				out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
-					Requests: []journal.AppendRequest{{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt,
-						Kind: "x", Payload: []byte(`{}`)}}})
+				reqs := make([]journal.AppendRequest, c.batch)
+				for i := range reqs {
+					reqs[i] = journal.AppendRequest{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt,
+						Kind: "x", Payload: []byte(`{}`)}
+				}
+				out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: reqs})
 				done <- result{out, err}
 			}()
 
@@ -59,10 +67,12 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 
 			r := <-done
 			require.NoError(t, r.err)
-			require.Len(t, r.out, 1)
-			var refused *journal.RefusedError
-			require.ErrorAs(t, r.out[0].Err, &refused, "an append that waited past the expiry was accepted at %d", r.out[0].Position)
-			require.Equal(t, journal.Reason("expired"), refused.Reason)
+			require.Len(t, r.out, c.batch)
+			for _, o := range r.out {
+				var refused *journal.RefusedError
+				require.ErrorAs(t, o.Err, &refused, "an append that waited past the expiry was accepted at %d", o.Position)
+				require.Equal(t, journal.Reason("expired"), refused.Reason)
+			}
 			es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w1", From: 1, Limit: 100})
 			require.NoError(t, err)
 			for _, e := range es {
@@ -81,6 +91,18 @@ func TestAppendExpiredWhileWaitingForTheLock(t *testing.T) {
 // the append to the function, which reads the journal afresh).
 func TestAppendKeyedWhileAnotherAppendsTheKey(t *testing.T) {
 	t.Parallel()
+	for _, batch := range []int{1, 2} { // 1: appendOneSQL; 2: appendManySQL
+		t.Run(fmt.Sprintf("batch%d", batch), func(t *testing.T) {
+			t.Parallel()
+			appendKeyedWhileAnotherAppendsTheKey(t, batch)
+		})
+	}
+}
+
+// appendKeyedWhileAnotherAppendsTheKey is the test with a batch of n
+// requests: the first keyed "k" (the other transaction's key), the rest
+// keyed afresh, which the driver's append then writes after the other's.
+func appendKeyedWhileAnotherAppendsTheKey(t *testing.T, n int) {
 	ctx := context.Background()
 	d, url, schema := openIn(t, Config{})
 	w, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: time.Hour})
@@ -106,9 +128,13 @@ func TestAppendKeyedWhileAnotherAppendsTheKey(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1",
-			Requests: []journal.AppendRequest{{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt,
-				Kind: "x", Key: "k", Payload: []byte(`{"by":"driver"}`)}}})
+		reqs := []journal.AppendRequest{{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt,
+			Kind: "x", Key: "k", Payload: []byte(`{"by":"driver"}`)}}
+		for i := 1; i < n; i++ {
+			reqs = append(reqs, journal.AppendRequest{Holder: "home", Epoch: w.Epoch, SeenPosition: w.GrantedAt,
+				Kind: "x", Key: fmt.Sprintf("k%d", i), Payload: []byte(`{"by":"driver"}`)})
+		}
+		out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: reqs})
 		done <- result{out, err}
 	}()
 	watch, err := pgx.Connect(ctx, url)
@@ -129,9 +155,13 @@ func TestAppendKeyedWhileAnotherAppendsTheKey(t *testing.T) {
 
 	r := <-done
 	require.NoError(t, r.err)
-	require.Len(t, r.out, 1)
+	require.Len(t, r.out, n)
 	require.NoError(t, r.out[0].Err)
 	require.Equal(t, otherPos, r.out[0].Position, "the key's first position")
+	for i := 1; i < n; i++ {
+		require.NoError(t, r.out[i].Err)
+		require.Equal(t, otherPos+int64(i), r.out[i].Position, "a fresh key after the other's")
+	}
 	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w1", From: 1, Limit: 100})
 	require.NoError(t, err)
 	keyed := 0

@@ -77,13 +77,15 @@ type signedArgs struct {
 	ok       bool
 }
 
-// appendOnceOrFunction appends a batch of one with appendOneSQL and any
-// other batch with leasehold_journal_append; when the one statement finds
-// the lease expired under the head's lock (it wrote nothing), the function
-// answers, judging the expiry again under the lock and journaling the
-// refusal as any expired append's.
+// appendOnceOrFunction appends a batch in one statement that needs the
+// PL/pgSQL function only when it does not simply accept the batch:
+// appendOneSQL for one request, appendManySQL for more (journal_many.go)
+// unless two requests share a key, which the function answers. When the
+// one statement finds the lease expired under the head's lock (it wrote
+// nothing), the function answers, judging the expiry again under the lock
+// and journaling the refusal as any expired append's.
 func (d *store) appendOnceOrFunction(ctx context.Context, p *driver.JournalAppendParams, sa signedArgs) ([]journal.AppendOutcome, []byte, error) {
-	if len(p.Requests) != 1 {
+	if len(p.Requests) > 1 && !distinctKeys(p) {
 		return d.appendOnce(ctx, p, sa, false)
 	}
 	out, learned, err := d.appendOnce(ctx, p, sa, true)
@@ -93,10 +95,10 @@ func (d *store) appendOnceOrFunction(ctx context.Context, p *driver.JournalAppen
 	return out, learned, err
 }
 
-// appendOnce is one statement: appendOneSQL when one (a batch of one
-// request), else a call of leasehold_journal_append. learned is the key
-// the head's epoch carries when the function answered key_unknown.
-func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, sa signedArgs, one bool) (_ []journal.AppendOutcome, learned []byte, _ error) {
+// appendOnce is one statement: appendOneSQL or appendManySQL when fast,
+// else a call of leasehold_journal_append. learned is the key the head's
+// epoch carries when the function answered key_unknown.
+func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, sa signedArgs, fast bool) (_ []journal.AppendOutcome, learned []byte, _ error) {
 	out := make([]journal.AppendOutcome, len(p.Requests))
 	n := len(p.Requests)
 	if n == 0 {
@@ -136,7 +138,7 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 		ms := fmt.Sprintf("%dms", max(left.Milliseconds(), 1))
 		b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", ms)
 	}
-	if one {
+	if fast && n == 1 {
 		r := &p.Requests[0]
 		q := appendOneSQL
 		if r.Key != "" {
@@ -147,14 +149,22 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 	} else {
 		holders, epochs, seens := make([]string, n), make([]int64, n), make([]int64, n)
 		kinds, keys, payloads, posns := make([]string, n), make([]string, n), make([][]byte, n), make([]int64, n)
+		keyed := false
 		for i := range p.Requests {
 			r := &p.Requests[i] // valid and normalized: driver.Validating
 			holders[i], epochs[i], seens[i] = r.Holder, r.Epoch, r.SeenPosition
-			kinds[i], keys[i], payloads[i], posns[i] = string(r.Kind), r.Key, r.Payload, r.Position
+			kinds[i], keys[i], payloads[i], posns[i] = string(r.Kind), r.Key, nonNil(r.Payload), r.Position
+			keyed = keyed || r.Key != ""
 		}
-		b.Queue(`SELECT o_position, o_reason, o_epoch, o_holder, o_key
-		FROM leasehold_journal_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			p.World, now, holders, epochs, seens, kinds, keys, payloads, posns, nonNil(sa.sig), sa.key, sa.ok)
+		q := `SELECT o_position, o_reason, o_epoch, o_holder, o_key
+		FROM leasehold_journal_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+		switch {
+		case fast && keyed:
+			q = appendManyKeyedSQL
+		case fast:
+			q = appendManySQL
+		}
+		b.Queue(q, p.World, now, holders, epochs, seens, kinds, keys, payloads, posns, nonNil(sa.sig), sa.key, sa.ok)
 	}
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
@@ -166,7 +176,7 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 			// The timeouts set from the caller's deadline fired: the
 			// transaction was rolled back and nothing was written.
 			return nil, nil, fmt.Errorf("postgres: append to %q: nothing written: %w (%v)", p.World, context.DeadlineExceeded, err)
-		case one && isExpiredUnderLock(err):
+		case fast && isExpiredUnderLock(err):
 			return nil, nil, errExpiredUnderLock
 		case isNoData(err):
 			return nil, nil, fmt.Errorf("world %q: %w", p.World, driver.ErrNotFound)
