@@ -40,6 +40,9 @@ import (
 // matches nothing, the statement answers with the function (the UNION
 // ALL's gated branch), which judges each request as before: a mixed
 // batch, a refusal, a key already appended, a moved head.
+//
+// Notification: as appendOneSQL's, in the UPDATE's RETURNING (migration
+// 0026).
 var (
 	appendManySQL      = strings.Replace(appendManyTemplate, "/*key*/", "", 1)
 	appendManyKeyedSQL = strings.Replace(appendManyTemplate, "/*key*/",
@@ -82,7 +85,11 @@ h AS (
 	                 AND w.holder_key = $11::bytea AND $12::boolean
 	            ELSE octet_length(w.holder_key) = 0 END
 	   /*key*/
-	RETURNING s.position AS first, w.last_time, w.expires_at, w.epoch, w.holder, clock_timestamp() AS locked_time
+	RETURNING s.position AS first, w.last_time, w.expires_at, w.epoch, w.holder, clock_timestamp() AS locked_time,
+	          pg_notify(CASE WHEN octet_length('leasehold_journal_' || current_schema()) > 63
+	              THEN 'leasehold_journal_' || left(encode(sha256(convert_to(current_schema(), 'UTF8')), 'hex'), 32)
+	              ELSE 'leasehold_journal_' || current_schema() END, $1::text) AS notified,
+	          set_config('leasehold.journal_notified', 'on', true) AS trigger_skipped
 ),
 e AS (
 	INSERT INTO journal_entries (world, position, epoch, kind, holder, key, payload, store_time,

@@ -40,6 +40,13 @@ import (
 // head's last time as the function does, so it is never after the time the
 // expiry is judged on and never before the previous entry's.
 //
+// Notification. The UPDATE's RETURNING also notifies the world on the
+// journal's channel (notify.go; the name the trigger of migration 0020
+// computes) and sets leasehold.journal_notified for the transaction, so
+// the journal's trigger steps aside (migration 0026): it runs only when
+// the UPDATE matched, so only when this statement writes entries; when
+// the function answers instead, the trigger notifies for it.
+//
 // Concurrency. The UPDATE joins the head as the statement's snapshot saw
 // it (s) and requires the same position and last hash on the row it
 // updates (w): when another transaction appended while this one waited
@@ -88,7 +95,11 @@ h AS (
 	            ELSE octet_length(w.holder_key) = 0 END
 	   /*key*/
 	RETURNING w.position, w.last_hash, w.last_time, w.expires_at, s.last_hash AS prev_hash,
-	          clock_timestamp() AS locked_time
+	          clock_timestamp() AS locked_time,
+	          pg_notify(CASE WHEN octet_length('leasehold_journal_' || current_schema()) > 63
+	              THEN 'leasehold_journal_' || left(encode(sha256(convert_to(current_schema(), 'UTF8')), 'hex'), 32)
+	              ELSE 'leasehold_journal_' || current_schema() END, $1::text) AS notified,
+	          set_config('leasehold.journal_notified', 'on', true) AS trigger_skipped
 ),
 e AS (
 	INSERT INTO journal_entries (world, position, epoch, kind, holder, key, payload, store_time,

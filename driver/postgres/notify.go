@@ -28,7 +28,9 @@ const eventsChannelBase = "leasehold_run_events"
 // trigger of migration 0013 notifies journalChannelBase_<schema> (hashed
 // like eventsChannel when too long) with the world id as payload; the
 // schema is always named, since a trigger knows its table's schema but not
-// the connection's settings.
+// the connection's settings. The one-statement appends notify the same
+// channel themselves, naming current_schema() — where their tables are
+// found — and the trigger steps aside for them (migration 0026).
 const journalChannelBase = "leasehold_journal"
 
 // maxChannelLen is the longest channel name Postgres accepts
