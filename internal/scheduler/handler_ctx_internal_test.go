@@ -3,14 +3,12 @@ package scheduler
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
-	"github.com/leasehold/leasehold/driver/sqlite"
 	"github.com/leasehold/leasehold/runs"
 )
 
@@ -24,12 +22,8 @@ import (
 func TestHandlerContextsEndThroughTheKeeper(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "lh.db")})
-	require.NoError(t, err)
-	t.Cleanup(func() { d.Close() })
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
-	_, err = d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}, {Queue: "q"}}})
+	d := openSQLite(t)
+	_, err := d.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: []runs.Enqueue{{Queue: "q"}, {Queue: "q"}}})
 	require.NoError(t, err)
 	quiet := slog.New(slog.DiscardHandler)
 	events := NewEventCommitter(d, EventCommitterConfig{Logger: quiet})

@@ -157,12 +157,7 @@ func TestRunsOfOneClaimShareOneTimer(t *testing.T) {
 	ctx := context.Background()
 	store, _ := storeKinds[0].open(t, clock.Real()) // sqlite
 	const n = 100
-	batch := make([]runs.Enqueue, n)
-	for i := range batch {
-		batch[i] = runs.Enqueue{Queue: "q"}
-	}
-	_, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch})
-	require.NoError(t, err)
+	enqueueN(t, store, n)
 	quiet := slog.New(slog.DiscardHandler)
 	events := scheduler.NewEventCommitter(store, scheduler.EventCommitterConfig{Logger: quiet})
 	require.NoError(t, events.Start(ctx))
@@ -212,12 +207,7 @@ func TestCompletionsShareTheirDeadline(t *testing.T) {
 	ctx := context.Background()
 	store, _ := storeKinds[0].open(t, clock.Real()) // sqlite
 	const n = 100
-	batch := make([]runs.Enqueue, n)
-	for i := range batch {
-		batch[i] = runs.Enqueue{Queue: "q"}
-	}
-	_, err := store.RunEnqueue(ctx, &driver.RunEnqueueParams{Runs: batch})
-	require.NoError(t, err)
+	enqueueN(t, store, n)
 	claimed, err := store.RunClaim(ctx, &driver.RunClaimParams{Queue: "q", Owner: "o", Limit: n, Lease: time.Minute})
 	require.NoError(t, err)
 	require.Len(t, claimed, n)
@@ -239,4 +229,15 @@ func TestCompletionsShareTheirDeadline(t *testing.T) {
 	// One shared deadline unless the 100 waits spread over more than
 	// limit/64 (156ms) on a loaded box.
 	require.Less(t, g.afters.Load(), int64(n/4), "a deadline shared, not one per completion")
+}
+
+// enqueueN enqueues n runs on queue q in one call.
+func enqueueN(t *testing.T, store driver.RunStore, n int) {
+	t.Helper()
+	batch := make([]runs.Enqueue, n)
+	for i := range batch {
+		batch[i] = runs.Enqueue{Queue: "q"}
+	}
+	_, err := store.RunEnqueue(context.Background(), &driver.RunEnqueueParams{Runs: batch})
+	require.NoError(t, err)
 }

@@ -3,13 +3,11 @@ package scheduler
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/leasehold/leasehold/driver/sqlite"
 	"github.com/leasehold/leasehold/internal/startstop"
 )
 
@@ -19,11 +17,7 @@ import (
 func TestWorkerPartsShareTheLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "lh.db")})
-	require.NoError(t, err)
-	t.Cleanup(func() { d.Close() })
-	_, err = d.Migrate(ctx)
-	require.NoError(t, err)
+	d := openSQLite(t)
 	quiet := slog.New(slog.DiscardHandler)
 	events := NewEventCommitter(d, EventCommitterConfig{Logger: quiet})
 	require.NoError(t, events.Start(ctx))
