@@ -138,6 +138,12 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 		ms := fmt.Sprintf("%dms", max(left.Milliseconds(), 1))
 		b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", ms)
 	}
+	// The one-statement appends (appendOneSQL, appendMany*SQL) must stay
+	// the only writer of their transaction, as here (an implicit one,
+	// ended by the batch's Sync): each sets leasehold.journal_notified for
+	// the whole transaction and notifies its own world only, so another
+	// world's entries written later in the same transaction would wake no
+	// listener (migration 0026; found by review, not reachable today).
 	if fast && n == 1 {
 		r := &p.Requests[0]
 		q := appendOneSQL
