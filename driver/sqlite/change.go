@@ -306,7 +306,7 @@ func (d *store) writeRejections(ctx context.Context, tx *sql.Tx, st *stmts, p *j
 // tailGuard (known or not) with the arguments guard: errGuard, nothing
 // inserted, if the guard does not hold.
 func (d *store) insertTail(ctx context.Context, tx *sql.Tx, st *stmts, known bool, guard []any, entries []journal.Entry) error {
-	var many, one *sql.Stmt
+	plain := plainInserts(ctx, tx, st)
 	return d.insertEntriesWith(entries, func(chunk, first bool, args []any) error {
 		if first {
 			g := st.guardTail
@@ -320,6 +320,16 @@ func (d *store) insertTail(ctx context.Context, tx *sql.Tx, st *stmts, known boo
 			}
 			return guarded(tx.StmtContext(ctx, g).ExecContext(ctx, append(args, guard...)...))(len(args) / 11)
 		}
+		return plain(chunk, args)
+	})
+}
+
+// plainInserts returns the unguarded entry insert of tx: the multi-row
+// statement for a chunk, the one-row statement otherwise, each bound to tx
+// once, on its first use.
+func plainInserts(ctx context.Context, tx *sql.Tx, st *stmts) func(chunk bool, args []any) error {
+	var many, one *sql.Stmt
+	return func(chunk bool, args []any) error {
 		if chunk {
 			if many == nil {
 				many = tx.StmtContext(ctx, st.insertEntries)
@@ -332,7 +342,7 @@ func (d *store) insertTail(ctx context.Context, tx *sql.Tx, st *stmts, known boo
 		}
 		_, err := one.ExecContext(ctx, args...)
 		return err
-	})
+	}
 }
 
 // guarded checks a guarded INSERT's result: errGuard unless it inserted
@@ -363,21 +373,8 @@ const (
 // insertEntries inserts entries in the transaction: entryChunk at a time
 // with the multi-row statement, the rest one by one.
 func (d *store) insertEntries(ctx context.Context, tx *sql.Tx, st *stmts, entries []journal.Entry) error {
-	var many, one *sql.Stmt
-	return d.insertEntriesWith(entries, func(chunk, _ bool, args []any) error {
-		if chunk {
-			if many == nil {
-				many = tx.StmtContext(ctx, st.insertEntries)
-			}
-			_, err := many.ExecContext(ctx, args...)
-			return err
-		}
-		if one == nil {
-			one = tx.StmtContext(ctx, st.insertEntry)
-		}
-		_, err := one.ExecContext(ctx, args...)
-		return err
-	})
+	plain := plainInserts(ctx, tx, st)
+	return d.insertEntriesWith(entries, func(chunk, _ bool, args []any) error { return plain(chunk, args) })
 }
 
 // insertEntriesWith inserts entries with exec: entryChunk at a time with
