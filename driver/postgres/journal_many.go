@@ -86,10 +86,7 @@ h AS (
 	            ELSE octet_length(w.holder_key) = 0 END
 	   /*key*/
 	RETURNING s.position AS first, w.last_time, w.expires_at, w.epoch, w.holder, clock_timestamp() AS locked_time,
-	          pg_notify(CASE WHEN octet_length('leasehold_journal_' || current_schema()) > 63
-	              THEN 'leasehold_journal_' || left(encode(sha256(convert_to(current_schema(), 'UTF8')), 'hex'), 32)
-	              ELSE 'leasehold_journal_' || current_schema() END, $1::text) AS notified,
-	          set_config('leasehold.journal_notified', 'on', true) AS trigger_skipped
+	          ` + notifyInline + `
 ),
 e AS (
 	INSERT INTO journal_entries (world, position, epoch, kind, holder, key, payload, store_time,

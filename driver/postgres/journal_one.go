@@ -69,6 +69,14 @@ var (
 // unchanged position makes current); a keyless one's plan has no such
 // probe, so it neither opens the key index nor builds the subplan on each
 // execution.
+// notifyInline is the one-statement appends' own notify (migration 0026):
+// their world on the journal channel of this schema, and the transaction
+// marked so the journal trigger steps aside. It reads $1 (the world).
+const notifyInline = `pg_notify(CASE WHEN octet_length('leasehold_journal_' || current_schema()) > 63
+	              THEN 'leasehold_journal_' || left(encode(sha256(convert_to(current_schema(), 'UTF8')), 'hex'), 32)
+	              ELSE 'leasehold_journal_' || current_schema() END, $1::text) AS notified,
+	          set_config('leasehold.journal_notified', 'on', true) AS trigger_skipped`
+
 const appendOneTemplate = `WITH c AS MATERIALIZED (SELECT coalesce($2::timestamptz, clock_timestamp()) AS t),
 h AS (
 	UPDATE worlds w
@@ -96,10 +104,7 @@ h AS (
 	   /*key*/
 	RETURNING w.position, w.last_hash, w.last_time, w.expires_at, s.last_hash AS prev_hash,
 	          clock_timestamp() AS locked_time,
-	          pg_notify(CASE WHEN octet_length('leasehold_journal_' || current_schema()) > 63
-	              THEN 'leasehold_journal_' || left(encode(sha256(convert_to(current_schema(), 'UTF8')), 'hex'), 32)
-	              ELSE 'leasehold_journal_' || current_schema() END, $1::text) AS notified,
-	          set_config('leasehold.journal_notified', 'on', true) AS trigger_skipped
+	          ` + notifyInline + `
 ),
 e AS (
 	INSERT INTO journal_entries (world, position, epoch, kind, holder, key, payload, store_time,
