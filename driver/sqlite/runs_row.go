@@ -141,7 +141,11 @@ func scanClaimedRuns(rows *sql.Rows, queue, owner string, expires int64) ([]*dri
 // RunGet implements driver.RunStore, on the read pool: a committed write is
 // visible to it (WAL snapshots start at the latest commit).
 func (d *store) RunGet(ctx context.Context, p *driver.RunGetParams) (*driver.Run, error) {
-	r, err := scanRun(d.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, p.ID))
+	st, err := d.readPrepared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := scanRun(st.runByID.QueryRowContext(ctx, p.ID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %d: %w", p.ID, driver.ErrNotFound)
 	}

@@ -47,6 +47,8 @@ type store struct {
 	effectStmts effectStmtCache
 	// queueStmts are the queue control statements (queues_stmts.go).
 	queueStmts queueStmtCache
+	// readStmts are the reader pool's reads by key (read_stmts.go).
+	readStmts readStmtCache
 	// group shares writer transactions between the run path's enqueues,
 	// claims and completion batches (group.go).
 	group groupCommit
@@ -165,6 +167,7 @@ func (d *store) Close() error {
 	}
 	d.effectStmts.mu.Unlock()
 	d.closeQueueStmts()
+	d.closeReadStmts()
 	d.notifier.close()
 	return errorsJoin(d.r.Close(), d.w.Close())
 }

@@ -17,9 +17,11 @@ func (d *store) LeaseScanExpired(ctx context.Context, p *driver.LeaseScanParams)
 	if p.After != nil {
 		afterUs, afterID = p.After.ExpiresAt.UnixMicro(), p.After.World
 	}
-	rows, err := d.r.QueryContext(ctx, `SELECT id, expires_at FROM worlds
-		WHERE holder <> '' AND expires_at <= ?1 AND (expires_at, id) > (?2, ?3)
-		ORDER BY expires_at, id LIMIT ?4`, d.clock.Now().UnixMicro(), afterUs, afterID, limit)
+	st, err := d.readPrepared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.expiredWorlds.QueryContext(ctx, d.clock.Now().UnixMicro(), afterUs, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: sweep scan: %w", err)
 	}

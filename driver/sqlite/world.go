@@ -29,7 +29,12 @@ func scanWorld(r rowScanner) (*driver.World, error) {
 }
 
 func getWorld(ctx context.Context, q queryer, id string) (*driver.World, error) {
-	w, err := scanWorld(q.QueryRowContext(ctx, `SELECT `+worldColumns+` FROM world_heads WHERE id = ?`, id))
+	return worldRow(q.QueryRowContext(ctx, `SELECT `+worldColumns+` FROM world_heads WHERE id = ?`, id), id)
+}
+
+// worldRow scans getWorld's row.
+func worldRow(row *sql.Row, id string) (*driver.World, error) {
+	w, err := scanWorld(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("world %q: %w", id, driver.ErrNotFound)
 	}
@@ -41,7 +46,11 @@ func getWorld(ctx context.Context, q queryer, id string) (*driver.World, error) 
 
 // WorldGet implements driver.Driver.
 func (d *store) WorldGet(ctx context.Context, p *driver.WorldGetParams) (*driver.World, error) {
-	return getWorld(ctx, d.r, p.World)
+	st, err := d.readPrepared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return worldRow(st.worldByID.QueryRowContext(ctx, p.World), p.World)
 }
 
 // WorldList implements driver.Driver.
