@@ -33,6 +33,8 @@ test-norace:
 	# the rest of their conformance runs above. libSQL is a cgo engine under
 	# the SQLite driver's Go code (raced above).
 	$(GO) test -count=1 -timeout 30m -run 'TestConformance/HostileInputContract' ./driver/sqlite ./driver/postgres
+	# The SQLite page counts too heavy for -race (race_on_test.go skips them there).
+	$(GO) test -count=1 -timeout 30m -run '^TestEventAppendWALFrames$$' -v ./driver/sqlite
 	$(GO) test -count=1 -timeout 30m ./driver/libsql ./driver/drivertest
 
 ## test-load: the 10,000-run load test on both drivers, without the race detector (CI runs it)

@@ -31,6 +31,9 @@ import (
 // full leaf there is rebalanced with its two siblings — against about 10
 // table pages for the 1,000 rows themselves (docs/BENCHMARKS.md, Stop 25).
 func TestEventAppendWALFrames(t *testing.T) {
+	if raceEnabled {
+		t.Skip("70,000 events through the engine: counted without -race (make test-norace runs it in CI; race_on_test.go)")
+	}
 	ctx := context.Background()
 	d, path := openWALCounted(t)
 	noAutoCheckpoint(t, d)
