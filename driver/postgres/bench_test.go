@@ -18,3 +18,4 @@ func BenchmarkRunCompleteMany(b *testing.B) { drivertest.BenchRunCompleteMany(b,
 func BenchmarkRunEnqueue(b *testing.B)      { drivertest.BenchRunEnqueue(b, benchOpen) }
 func BenchmarkRunEventAppend(b *testing.B)  { drivertest.BenchRunEventAppend(b, benchOpen) }
 func BenchmarkJournalAppend(b *testing.B)   { drivertest.BenchJournalAppend(b, benchOpen) }
+func BenchmarkReads(b *testing.B)           { drivertest.BenchReads(b, benchOpen) }
