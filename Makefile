@@ -27,18 +27,21 @@ test-race: test-race-pass test-norace
 test-race-pass:
 	$(GO) test -p 4 -race -count=1 -timeout 30m -skip 'TestConformance/HostileInputContract' $$($(GO) list $(PKGS) | grep -v -e '/driver/libsql$$' -e '/driver/drivertest$$')
 
-## test-norace: the rest of test-race, without -race (mostly waits on fsync and Postgres: .ci/run overlaps it with sim-ci)
-.PHONY: test-norace
-test-norace:
+## test-norace: the rest of test-race, without -race (mostly waits on fsync and Postgres: .ci/run overlaps it with sim-ci); its two halves are test-norace-hostile and test-norace-engines
+.PHONY: test-norace test-norace-hostile test-norace-engines
+test-norace: test-norace-hostile test-norace-engines
+test-norace-hostile:
 	# Without -race: the hostile-input corpus, one caller at a time through
 	# each store (drivertest: 3,000+ calls per store; the conformance
 	# suite's HostileInputContract: two thirds of a driver's run) — under
 	# -race they were half of CI; the drivers' concurrent code is raced by
-	# the rest of their conformance runs above. libSQL is a cgo engine under
-	# the SQLite driver's Go code (raced above).
+	# the rest of their conformance runs above.
 	$(GO) test -count=1 -timeout 30m -run 'TestConformance/HostileInputContract' ./driver/sqlite ./driver/postgres
 	# The SQLite page counts too heavy for -race (race_on_test.go skips them there).
 	$(GO) test -count=1 -timeout 30m -run '^TestEventAppendWALFrames$$' -v ./driver/sqlite
+test-norace-engines:
+	# libSQL is a cgo engine under the SQLite driver's Go code (raced
+	# above); drivertest holds the cross-store comparison of the corpus.
 	$(GO) test -count=1 -timeout 30m ./driver/libsql ./driver/drivertest
 
 ## test-load: the 10,000-run load test on both drivers, without the race detector (CI runs it)
