@@ -20,12 +20,8 @@ test-race: test-race-pass test-norace
 
 ## test-race-pass: the race pass (every package but the hostile-input corpus, libSQL and drivertest)
 .PHONY: test-race-pass
-# -p 4: four test binaries at once, not one per core — a third of the
-# packages mostly wait (on Postgres, fsync, the fault proxy's real-time
-# storms) while spin and the simulator want both cores (455 s against 563 s
-# at the default -p 2, the same tests).
 test-race-pass:
-	$(GO) test -p 4 -race -count=1 -timeout 30m -skip 'TestConformance/HostileInputContract' $$($(GO) list $(PKGS) | grep -v -e '/driver/libsql$$' -e '/driver/drivertest$$')
+	$(GO) test -race -count=1 -timeout 30m -skip 'TestConformance/HostileInputContract' $$($(GO) list $(PKGS) | grep -v -e '/driver/libsql$$' -e '/driver/drivertest$$')
 
 ## test-norace: the rest of test-race, without -race (mostly waits on fsync and Postgres: .ci/run overlaps it with sim-ci); its two halves are test-norace-hostile and test-norace-engines
 .PHONY: test-norace test-norace-hostile test-norace-engines
