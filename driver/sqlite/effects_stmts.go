@@ -158,10 +158,7 @@ func (d *store) effectPrepared(ctx context.Context) (*effectStmts, error) {
 		return d.effectStmts.s, nil
 	}
 	s := effectStmts{run: rs}
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
+	if err := prepareAll(ctx, d.w, "effect statements", []stmtSQL{
 		{&s.held, runHeldCheckSQL},
 		{&s.selectEffect, effectSelectSQL},
 		{&s.insertIntent, effectInsertIntentSQL},
@@ -173,13 +170,8 @@ func (d *store) effectPrepared(ctx context.Context) (*effectStmts, error) {
 		{&s.insertEventChunk, eventInsertChunkSQL},
 		{&s.eventPosition, eventPositionSQL},
 		{&s.eventExists, eventExistsSQL},
-	} {
-		st, err := d.w.PrepareContext(ctx, p.sql)
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("sqlite: preparing effect statements (is the schema migrated?): %w", err)
-		}
-		*p.dst = st
+	}); err != nil {
+		return nil, err
 	}
 	d.effectStmts.s = &s
 	return &s, nil

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync"
 )
 
@@ -53,21 +52,13 @@ func (d *store) queuePrepared(ctx context.Context) (*queueStmts, error) {
 		return d.queueStmts.s, nil
 	}
 	var s queueStmts
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
+	if err := prepareAll(ctx, d.w, "queue statements", []stmtSQL{
 		{&s.control, queueControlSQL},
 		{&s.claimLimited, runClaimLimitedSQL},
 		{&s.insertStart, `INSERT INTO queue_starts (queue, started_at, run_id) VALUES (?, ?, ?)`},
 		{&s.pruneStarts, `DELETE FROM queue_starts WHERE queue = ? AND started_at <= ?`},
-	} {
-		st, err := d.w.PrepareContext(ctx, p.sql)
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("sqlite: preparing queue statements (is the schema migrated?): %w", err)
-		}
-		*p.dst = st
+	}); err != nil {
+		return nil, err
 	}
 	d.queueStmts.s = &s
 	return &s, nil

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync"
 )
 
@@ -20,8 +19,9 @@ type readStmts struct {
 	runByID, worldByID, expiredWorlds *sql.Stmt
 }
 
-// expiredWorldsSQL is LeaseScanExpired's page: ?1 the store's now, (?2,
-// ?3) the cursor, ?4 the limit (in microseconds since the epoch).
+// expiredWorldsSQL is LeaseScanExpired's page: ?1 the store's now and
+// (?2, ?3) the cursor (expiry in microseconds since the epoch, world id),
+// ?4 the limit.
 const expiredWorldsSQL = `SELECT id, expires_at FROM worlds
 		WHERE holder <> '' AND expires_at <= ?1 AND (expires_at, id) > (?2, ?3)
 		ORDER BY expires_at, id LIMIT ?4`
@@ -41,20 +41,12 @@ func (d *store) readPrepared(ctx context.Context) (*readStmts, error) {
 		return d.readStmts.s, nil
 	}
 	var s readStmts
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
-		{&s.runByID, `SELECT ` + runColumns + ` FROM runs WHERE id = ?`},
-		{&s.worldByID, `SELECT ` + worldColumns + ` FROM world_heads WHERE id = ?`},
+	if err := prepareAll(ctx, d.r, "read statements", []stmtSQL{
+		{&s.runByID, selectRunSQL},
+		{&s.worldByID, selectWorldSQL},
 		{&s.expiredWorlds, expiredWorldsSQL},
-	} {
-		st, err := d.r.PrepareContext(ctx, p.sql)
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("sqlite: preparing read statements (is the schema migrated?): %w", err)
-		}
-		*p.dst = st
+	}); err != nil {
+		return nil, err
 	}
 	d.readStmts.s = &s
 	return &s, nil

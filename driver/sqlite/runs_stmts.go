@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync"
 )
 
@@ -39,14 +38,11 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 		return d.runStmts.s, nil
 	}
 	var s runStmts
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
+	if err := prepareAll(ctx, d.w, "run statements", []stmtSQL{
 		{&s.insert, runInsertSQL},
 		{&s.insertChunk, runInsertChunkSQL},
 		{&s.selectByKey, runSelectByKeySQL},
-		{&s.selectByID, `SELECT ` + runColumns + ` FROM runs WHERE id = ?`},
+		{&s.selectByID, selectRunSQL},
 		{&s.claim, runClaimSQL},
 		{&s.renew, runRenewSQL},
 		{&s.complete, plantedCompleteBug(runCompleteSQL)},
@@ -63,13 +59,8 @@ func (d *store) runPrepared(ctx context.Context) (*runStmts, error) {
 		{&s.savepoint, "SAVEPOINT op"},
 		{&s.releaseSavepoint, "RELEASE op"},
 		{&s.rollbackSavepoint, "ROLLBACK TO op"},
-	} {
-		st, err := d.w.PrepareContext(ctx, p.sql)
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("sqlite: preparing run statements (is the schema migrated?): %w", err)
-		}
-		*p.dst = st
+	}); err != nil {
+		return nil, err
 	}
 	d.runStmts.s = &s
 	return &s, nil

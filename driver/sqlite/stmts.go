@@ -42,6 +42,40 @@ func multiRow(head, row string, n int) string {
 	return b.String()
 }
 
+// stmtSQL is one statement a cache prepares: where it goes, and its text.
+type stmtSQL struct {
+	dst **sql.Stmt
+	sql string
+}
+
+// prepareAll prepares each statement on db into its destination, for the
+// statement caches (stmts, runStmts, effectStmts, queueStmts, readStmts).
+// On the first failure it closes those it prepared, leaving every
+// destination as it found it for the cache's close, and returns the error
+// naming what was being prepared.
+func prepareAll(ctx context.Context, db *sql.DB, what string, list []stmtSQL) error {
+	for i, p := range list {
+		st, err := db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			for _, q := range list[:i] {
+				(*q.dst).Close()
+				*q.dst = nil
+			}
+			return fmt.Errorf("sqlite: preparing %s (is the schema migrated?): %w", what, err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+// selectWorldSQL and selectRunSQL read one world head and one run by key:
+// the writer's prepared copies (stmts, runStmts), the reader's (readStmts)
+// and getWorld's unprepared one inside a transaction share them.
+var (
+	selectWorldSQL = `SELECT ` + worldColumns + ` FROM world_heads WHERE id = ?`
+	selectRunSQL   = `SELECT ` + runColumns + ` FROM runs WHERE id = ?`
+)
+
 type stmtCache struct {
 	mu sync.Mutex // guards s; held only while preparing (in-process, no I/O wait on the store)
 	s  *stmts
@@ -57,11 +91,8 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 		return d.stmts.s, nil
 	}
 	var s stmts
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
-		{&s.selectWorld, `SELECT ` + worldColumns + ` FROM world_heads WHERE id = ?`},
+	if err := prepareAll(ctx, d.w, "statements", []stmtSQL{
+		{&s.selectWorld, selectWorldSQL},
 		{&s.selectRejection, `SELECT 1 FROM journal_rejections WHERE world = ? AND epoch = ? AND holder = ?`},
 		{&s.selectKey, `SELECT position FROM journal_entries WHERE world = ? AND key = ? AND key <> ''`},
 		{&s.condUpdate, condUpdate},
@@ -73,13 +104,8 @@ func (d *store) prepared(ctx context.Context) (*stmts, error) {
 		{&s.insertRejection, `INSERT OR IGNORE INTO journal_rejections (world, epoch, holder) VALUES (?, ?, ?)`},
 		{&s.insertEntries, multiRow(insertEntryHead+" VALUES ", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", entryChunk)},
 		{&s.selectKeys, multiRow(`SELECT key, position FROM journal_entries WHERE world = ? AND key <> '' AND key IN (`, "?", keyChunk) + ")"},
-	} {
-		st, err := d.w.PrepareContext(ctx, p.sql)
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("sqlite: preparing statements (is the schema migrated?): %w", err)
-		}
-		*p.dst = st
+	}); err != nil {
+		return nil, err
 	}
 	d.stmts.s = &s
 	return &s, nil

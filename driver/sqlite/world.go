@@ -29,7 +29,7 @@ func scanWorld(r rowScanner) (*driver.World, error) {
 }
 
 func getWorld(ctx context.Context, q queryer, id string) (*driver.World, error) {
-	return worldRow(q.QueryRowContext(ctx, `SELECT `+worldColumns+` FROM world_heads WHERE id = ?`, id), id)
+	return worldRow(q.QueryRowContext(ctx, selectWorldSQL, id), id)
 }
 
 // worldRow scans getWorld's row.
