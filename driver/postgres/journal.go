@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
@@ -95,6 +96,31 @@ func (d *store) appendOnceOrFunction(ctx context.Context, p *driver.JournalAppen
 	return out, learned, err
 }
 
+// answerCtx is the context an append's round trip runs under when its
+// caller has a deadline dl: the caller's values, ending margin after dl.
+// The server's timeouts end margin before dl (appendOnce), so the server
+// has decided — committed, or rolled back by its timeout — well before
+// this context ends, and the caller hears which even when its own deadline
+// passed meanwhile (a busy client sends late; a lock freed at the last
+// moment lets the append commit just after dl). Under the caller's own
+// context such an append was reported as the deadline's error although it
+// committed — an unknown outcome, which a keyless append retried on that
+// error would journal twice (TestAppendSentLateIsAnsweredByTheServer).
+//
+// A cancellation is not a deadline: the caller (or the Appender's Stop)
+// asked to stop waiting, so it still cuts the round trip short, outcome
+// unknown, as does no answer by margin after dl (the server or the
+// network stalled).
+func answerCtx(ctx context.Context, dl time.Time, margin time.Duration) (context.Context, context.CancelFunc) {
+	sendCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(margin))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	return sendCtx, func() { stop(); cancel() }
+}
+
 // appendOnce is one statement: appendOneSQL or appendManySQL when fast,
 // else a call of leasehold_journal_append. learned is the key the head's
 // epoch carries when the function answered key_unknown.
@@ -127,16 +153,21 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 	// unavoidable window of a lost commit reply stays an unknown outcome.)
 	b := &pgx.Batch{}
 	dl, hasDeadline := ctx.Deadline()
+	// sendCtx is the context of the round trip (see answerCtx).
+	sendCtx := ctx
 	if hasDeadline {
-		// The server gives up before the caller does, so a caller whose
-		// deadline passes hears "not written" from the server. The margin
-		// covers the round trip and a busy client's scheduling delay
-		// (a twentieth, at most 50ms, was too thin on a loaded machine:
-		// the caller gave up first and the append committed after).
+		// The server gives up a margin before the caller's deadline, so it
+		// decides — written, or rolled back by its timeout — while the
+		// caller still listens. The margin covers the round trip and a busy
+		// client's scheduling delay (a twentieth, at most 50ms, was too thin
+		// on a loaded machine).
 		left := time.Until(dl)
-		left -= min(left/4, 250*time.Millisecond)
-		ms := fmt.Sprintf("%dms", max(left.Milliseconds(), 1))
+		margin := min(left/4, 250*time.Millisecond)
+		ms := fmt.Sprintf("%dms", max((left-margin).Milliseconds(), 1))
 		b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", ms)
+		var cancel context.CancelFunc
+		sendCtx, cancel = answerCtx(ctx, dl, margin)
+		defer cancel()
 	}
 	// The one-statement appends (appendOneSQL, appendMany*SQL) must stay
 	// the only writer of their transaction, as here (an implicit one,
@@ -172,12 +203,20 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 		}
 		b.Queue(q, p.World, now, holders, epochs, seens, kinds, keys, payloads, posns, nonNil(sa.sig), sa.key, sa.ok)
 	}
-	br := conn.SendBatch(ctx, b)
+	if d.beforeSend != nil {
+		d.beforeSend()
+	}
+	if err := ctx.Err(); err != nil { // nothing sent: nothing written
+		return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, err)
+	}
+	br := conn.SendBatch(sendCtx, b)
+	if d.afterSend != nil {
+		d.afterSend()
+	}
 	defer br.Close()
 	fail := func(err error) ([]journal.AppendOutcome, []byte, error) {
+		var pe *pgconn.PgError
 		switch {
-		case ctx.Err() != nil:
-			return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, ctx.Err())
 		case hasDeadline && isServerTimeout(err):
 			// The timeouts set from the caller's deadline fired: the
 			// transaction was rolled back and nothing was written.
@@ -186,7 +225,13 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 			return nil, nil, errExpiredUnderLock
 		case isNoData(err):
 			return nil, nil, fmt.Errorf("world %q: %w", p.World, driver.ErrNotFound)
+		case sendCtx.Err() != nil && !errors.As(err, &pe):
+			// No answer in time (or, without a deadline, the caller's
+			// cancellation cut the round trip): the outcome is unknown.
+			return nil, nil, fmt.Errorf("postgres: append to %q: outcome unknown: %w", p.World, context.Cause(sendCtx))
 		}
+		// The server's own answer, whatever became of the caller's context
+		// meanwhile: a refusal is as definite as a success.
 		return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, mapWriteError(err))
 	}
 	for range b.Len() - 1 { // the timeouts

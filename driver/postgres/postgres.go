@@ -129,6 +129,12 @@ type store struct {
 	// limited remembers the queues whose last claim found them limited
 	// (queues_claim.go): a hint that picks the claim path, never a rule.
 	limited sync.Map
+
+	// beforeSend and afterSend, when set (tests only, before the store is
+	// used), run just before a journal append's batch is sent and just
+	// after, before its answer is read: stand-ins for a client descheduled
+	// there.
+	beforeSend, afterSend func()
 }
 
 var _ driver.Driver = (*store)(nil)

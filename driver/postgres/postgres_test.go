@@ -265,12 +265,12 @@ func TestCancelWhileWaitingForTheHeadLock(t *testing.T) {
 	_, err = blocker.Exec(ctx, `SELECT 1 FROM worlds WHERE id = 'w1' FOR UPDATE`)
 	require.NoError(t, err)
 	// A deadline of a second: the driver's server-side timeouts end a
-	// quarter (at most 250 ms) before it, and that margin is all the
-	// client has to get the statement to the server. With 200 ms (a 50 ms
-	// margin) a CI run at load 6–8 sent it late, its own deadline fired
-	// first, and the server — still waiting, its timer not yet run out —
-	// took the lock at the rollback below and committed the append: the
-	// unknown-outcome window journal.go names, not a broken rule.
+	// quarter (at most 250 ms) before it. (With 200 ms, a 50 ms margin, a
+	// CI run at load 6–8 once sent the append late, the client gave up at
+	// its deadline, and the server — its timer not yet run out — took the
+	// lock at the rollback below and committed: since answerCtx the client
+	// waits for the server's answer up to the margin past its deadline,
+	// TestAppendSentLateIsAnsweredByTheServer.)
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	_, err = d.JournalAppend(short, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})

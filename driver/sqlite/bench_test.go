@@ -16,6 +16,7 @@ func BenchmarkRunClaim(b *testing.B)        { drivertest.BenchRunClaim(b, benchO
 func BenchmarkRunComplete(b *testing.B)     { drivertest.BenchRunComplete(b, benchOpen) }
 func BenchmarkRunCompleteMany(b *testing.B) { drivertest.BenchRunCompleteMany(b, benchOpen) }
 func BenchmarkRunEnqueue(b *testing.B)      { drivertest.BenchRunEnqueue(b, benchOpen) }
+func BenchmarkRunCycle(b *testing.B)        { drivertest.BenchRunCycle(b, benchOpen) }
 func BenchmarkRunEventAppend(b *testing.B)  { drivertest.BenchRunEventAppend(b, benchOpen) }
 func BenchmarkJournalAppend(b *testing.B)   { drivertest.BenchJournalAppend(b, benchOpen) }
 func BenchmarkReads(b *testing.B)           { drivertest.BenchReads(b, benchOpen) }
