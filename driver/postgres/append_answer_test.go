@@ -61,11 +61,12 @@ func TestAppendSentLateIsAnsweredByTheServer(t *testing.T) {
 	require.NoError(t, err)
 
 	// A deadline of a second: the server's timeouts are set to 750 ms
-	// from when the batch is built; the client then waits 400 ms before
-	// sending, so the server gives up at 1.15 s — after the deadline.
+	// from when the batch is built; the client then waits 300 ms before
+	// sending, so the server gives up at about 1.05 s — after the
+	// deadline, and 200 ms before the client stops listening (1.25 s).
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	d.s.beforeSend = func() { time.Sleep(400 * time.Millisecond) } // the client's delay, not a wait for an event
+	d.s.beforeSend = func() { time.Sleep(300 * time.Millisecond) } // the client's delay, not a wait for an event
 	released := make(chan error, 1)
 	go func() {
 		<-short.Done()

@@ -27,9 +27,11 @@ import (
 // If ctx has a deadline, the server's lock and statement timeouts are set
 // just short of it, so an append that cannot commit in time is rolled back
 // by the server and reported as context.DeadlineExceeded with nothing
-// written. A ctx cancelled without a deadline closes the connection and
-// leaves the outcome unknown (the pipelined COMMIT may still run); the group
-// committer always passes a deadline.
+// written; the client listens for that answer — or for the positions
+// written — up to the same margin past the deadline (answerCtx). A ctx
+// cancelled before its deadline, or without one, closes the connection and
+// leaves the outcome unknown (the pipelined COMMIT may still run), as does
+// no answer by the margin past the deadline.
 func (d *store) JournalAppend(ctx context.Context, p *driver.JournalAppendParams) ([]journal.AppendOutcome, error) {
 	if !journal.Signed(p.Requests) {
 		out, _, err := d.appendOnceOrFunction(ctx, p, signedArgs{})
@@ -98,11 +100,15 @@ func (d *store) appendOnceOrFunction(ctx context.Context, p *driver.JournalAppen
 
 // answerCtx is the context an append's round trip runs under when its
 // caller has a deadline dl: the caller's values, ending margin after dl.
-// The server's timeouts end margin before dl (appendOnce), so the server
-// has decided — committed, or rolled back by its timeout — well before
-// this context ends, and the caller hears which even when its own deadline
-// passed meanwhile (a busy client sends late; a lock freed at the last
-// moment lets the append commit just after dl). Under the caller's own
+// The server's timeouts are set to end margin before dl (appendOnce), so
+// the server has normally decided — committed, or rolled back by its
+// timeout — before this context ends, and the caller hears which even when
+// its own deadline passed meanwhile (a busy client sends late; a lock freed
+// at the last moment lets the append commit just after dl). Not always:
+// the server's timer starts only when the statement does (after the
+// client's delay in sending, more than margin on a stalled client), and
+// the commit's WAL flush is outside it; such an answer too late is an
+// unknown outcome, reported as one. Under the caller's own
 // context such an append was reported as the deadline's error although it
 // committed — an unknown outcome, which a keyless append retried on that
 // error would journal twice (TestAppendSentLateIsAnsweredByTheServer).
@@ -112,13 +118,14 @@ func (d *store) appendOnceOrFunction(ctx context.Context, p *driver.JournalAppen
 // unknown, as does no answer by margin after dl (the server or the
 // network stalled).
 func answerCtx(ctx context.Context, dl time.Time, margin time.Duration) (context.Context, context.CancelFunc) {
-	sendCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(margin))
+	sendCtx, cancelDeadline := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(margin))
+	sendCtx, cancel := context.WithCancelCause(sendCtx)
 	stop := context.AfterFunc(ctx, func() {
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			cancel()
+			cancel(context.Cause(ctx)) // the caller's own cause, for its error
 		}
 	})
-	return sendCtx, func() { stop(); cancel() }
+	return sendCtx, func() { stop(); cancel(nil); cancelDeadline() }
 }
 
 // appendOnce is one statement: appendOneSQL or appendManySQL when fast,
@@ -162,6 +169,9 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 		// client's scheduling delay (a twentieth, at most 50ms, was too thin
 		// on a loaded machine).
 		left := time.Until(dl)
+		if left <= 0 { // passed, its timer not yet run: nothing sent, nothing written
+			return nil, nil, fmt.Errorf("postgres: append to %q: nothing written: %w", p.World, context.DeadlineExceeded)
+		}
 		margin := min(left/4, 250*time.Millisecond)
 		ms := fmt.Sprintf("%dms", max((left-margin).Milliseconds(), 1))
 		b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", ms)
@@ -231,7 +241,9 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 			return nil, nil, fmt.Errorf("postgres: append to %q: outcome unknown: %w", p.World, context.Cause(sendCtx))
 		}
 		// The server's own answer, whatever became of the caller's context
-		// meanwhile: a refusal is as definite as a success.
+		// meanwhile (a refusal is as definite as a success) — or a
+		// connection broken with the round trip's context still live, whose
+		// outcome, as before answerCtx, the caller must treat as unknown.
 		return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, mapWriteError(err))
 	}
 	for range b.Len() - 1 { // the timeouts
