@@ -5,11 +5,39 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasehold/leasehold/driver"
 	"github.com/leasehold/leasehold/journal"
 )
+
+// worldW1 is a harness with world w1 created.
+func worldW1(t *testing.T) *Driver {
+	t.Helper()
+	d := harness(t).Driver.(*Driver)
+	_, err := d.WorldCreate(context.Background(), &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
+	require.NoError(t, err)
+	return d
+}
+
+// lockW1 holds w1's head row lock in a transaction of d's critical pool,
+// as another writer of the world would, until the test rolls it back.
+func lockW1(t *testing.T, d *Driver) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	blocker, err := d.s.critical.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { blocker.Rollback(context.Background()) }) //nolint:errcheck // a no-op after the test's rollback
+	_, err = blocker.Exec(ctx, `SELECT 1 FROM worlds WHERE id = 'w1' FOR UPDATE`)
+	require.NoError(t, err)
+	return blocker
+}
+
+// appendW1 appends one data entry to w1 as its home holder.
+func appendW1(ctx context.Context, d *Driver) ([]journal.AppendOutcome, error) {
+	return d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+}
 
 // An append the server committed is answered as written even when the
 // caller's deadline passed before the client read the answer (here the
@@ -19,15 +47,12 @@ import (
 // path (answerCtx).
 func TestAppendAnsweredAfterTheCallersDeadline(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	d, ctx := h.Driver.(*Driver), context.Background()
-	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
-	require.NoError(t, err)
+	d, ctx := worldW1(t), context.Background()
 
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	d.s.afterSend = func() { <-short.Done() } // the answer is read after the deadline
-	out, err := d.JournalAppend(short, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	out, err := appendW1(short, d)
 	d.s.afterSend = nil
 	require.Error(t, short.Err(), "the deadline passed before the answer was read")
 	require.NoError(t, err, "the server committed: the caller hears so")
@@ -49,16 +74,9 @@ func TestAppendAnsweredAfterTheCallersDeadline(t *testing.T) {
 // server committed).
 func TestAppendSentLateIsAnsweredByTheServer(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	d, ctx := h.Driver.(*Driver), context.Background()
-	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
-	require.NoError(t, err)
+	d, ctx := worldW1(t), context.Background()
 
-	blocker, err := d.s.critical.Begin(ctx)
-	require.NoError(t, err)
-	defer blocker.Rollback(ctx) //nolint:errcheck // a no-op after the rollback below
-	_, err = blocker.Exec(ctx, `SELECT 1 FROM worlds WHERE id = 'w1' FOR UPDATE`)
-	require.NoError(t, err)
+	blocker := lockW1(t, d)
 
 	// A deadline of a second: the server's timeouts are set to 750 ms
 	// from when the batch is built; the client then waits 300 ms before
@@ -72,7 +90,7 @@ func TestAppendSentLateIsAnsweredByTheServer(t *testing.T) {
 		<-short.Done()
 		released <- blocker.Rollback(ctx)
 	}()
-	out, err := d.JournalAppend(short, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	out, err := appendW1(short, d)
 	d.s.beforeSend = nil
 	require.NoError(t, <-released)
 
@@ -97,21 +115,14 @@ func TestAppendSentLateIsAnsweredByTheServer(t *testing.T) {
 // timeout, seconds away.
 func TestAppendCancelledIsCutShort(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	d, ctx := h.Driver.(*Driver), context.Background()
-	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
-	require.NoError(t, err)
+	d, ctx := worldW1(t), context.Background()
 
-	blocker, err := d.s.critical.Begin(ctx)
-	require.NoError(t, err)
-	defer blocker.Rollback(ctx) //nolint:errcheck // a no-op after the rollback below
-	_, err = blocker.Exec(ctx, `SELECT 1 FROM worlds WHERE id = 'w1' FOR UPDATE`)
-	require.NoError(t, err)
+	blocker := lockW1(t, d)
 
 	call, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	d.s.afterSend = cancel
-	_, err = d.JournalAppend(call, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	_, err := appendW1(call, d)
 	d.s.afterSend = nil
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, blocker.Rollback(ctx), "the lock was held until the call returned")

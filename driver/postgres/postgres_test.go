@@ -254,16 +254,8 @@ func TestSettingsReportTheSessionsDurability(t *testing.T) {
 // no transaction (or lock) behind; the world is writable again at once.
 func TestCancelWhileWaitingForTheHeadLock(t *testing.T) {
 	t.Parallel()
-	h := harness(t)
-	d, ctx := h.Driver.(*Driver), context.Background()
-	_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: "w1", Home: "home", Term: term})
-	require.NoError(t, err)
-
-	blocker, err := d.s.critical.Begin(ctx)
-	require.NoError(t, err)
-	defer blocker.Rollback(ctx) //nolint:errcheck // a no-op after the explicit rollback; frees the lock if the test fails
-	_, err = blocker.Exec(ctx, `SELECT 1 FROM worlds WHERE id = 'w1' FOR UPDATE`)
-	require.NoError(t, err)
+	d, ctx := worldW1(t), context.Background()
+	blocker := lockW1(t, d)
 	// A deadline of a second: the driver's server-side timeouts end a
 	// quarter (at most 250 ms) before it. (With 200 ms, a 50 ms margin, a
 	// CI run at load 6–8 once sent the append late, the client gave up at
@@ -273,12 +265,12 @@ func TestCancelWhileWaitingForTheHeadLock(t *testing.T) {
 	// TestAppendSentLateIsAnsweredByTheServer.)
 	short, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	_, err = d.JournalAppend(short, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	_, err := appendW1(short, d)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	// The append's server-side lock timeout, set from the deadline, fired
 	// first: its transaction rolled back and nothing was written.
 	require.NoError(t, blocker.Rollback(ctx))
-	out, err := d.JournalAppend(ctx, &driver.JournalAppendParams{World: "w1", Requests: []journal.AppendRequest{appendReq("home", 1, 1, `{}`)}})
+	out, err := appendW1(ctx, d)
 	require.NoError(t, err)
 	require.Equal(t, int64(2), out[0].Position, "the cancelled append wrote nothing")
 	auditHead(t, d, "w1")
