@@ -26,6 +26,7 @@ func TestLimitedClaimExplained(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := open(t, Config{})
+	noAutovacuum(t, d)
 	const batch = 100
 	for _, q := range []string{"plain", "limited"} {
 		es := make([]runs.Enqueue, 10*batch)
