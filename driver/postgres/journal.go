@@ -217,7 +217,7 @@ func (d *store) appendOnce(ctx context.Context, p *driver.JournalAppendParams, s
 		d.beforeSend()
 	}
 	if err := ctx.Err(); err != nil { // nothing sent: nothing written
-		return nil, nil, fmt.Errorf("postgres: append to %q: %w", p.World, err)
+		return nil, nil, fmt.Errorf("postgres: append to %q: nothing written: %w", p.World, err)
 	}
 	br := conn.SendBatch(sendCtx, b)
 	if d.afterSend != nil {
