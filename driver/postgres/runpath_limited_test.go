@@ -27,6 +27,7 @@ func TestLimitedClaimExplained(t *testing.T) {
 	ctx := context.Background()
 	d := open(t, Config{})
 	noAutovacuum(t, d)
+	holdSnapshot(t, d) // the held claims' old versions stay unpruned for both explained claims
 	const batch = 100
 	for _, q := range []string{"plain", "limited"} {
 		es := make([]runs.Enqueue, 10*batch)
