@@ -52,9 +52,9 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 	m := measurement{Runs: n, Settings: s.Values}
 	switch shape {
 	case shapeDrain:
-		m.timing, err = leaseholdDrain(ctx, store, t.meter(), set.Workers, n)
+		m.timing, err = leaseholdDrain(ctx, store, t.meter(), set, n)
 	case shapeMixed:
-		m.timing, err = leaseholdMixed(ctx, store, t.meter(), set.Workers, n)
+		m.timing, err = leaseholdMixed(ctx, store, t.meter(), set, n)
 	default:
 		err = fmt.Errorf("unknown shape %q", shape)
 	}
@@ -63,7 +63,7 @@ func (leaseholdSystem) Measure(ctx context.Context, _ config, set setting, t tar
 
 // leaseholdDrain pre-fills n runs, then times one worker working the queue
 // empty, up to its Stop (which flushes the completions).
-func leaseholdDrain(ctx context.Context, store *leasehold.Client, meter *cpuMeter, conc, n int) (timing, error) {
+func leaseholdDrain(ctx context.Context, store *leasehold.Client, meter *cpuMeter, set setting, n int) (timing, error) {
 	const queue = "drain"
 	for i := 0; i < n; i += 1000 {
 		batch := make([]leasehold.Enqueue, min(1000, n-i))
@@ -74,12 +74,12 @@ func leaseholdDrain(ctx context.Context, store *leasehold.Client, meter *cpuMete
 			return timing{}, fmt.Errorf("enqueueing: %w", err)
 		}
 	}
-	return leaseholdWork(ctx, store, meter, queue, conc, n, nil)
+	return leaseholdWork(ctx, store, meter, queue, set, n, nil)
 }
 
 // leaseholdMixed enqueues n runs in batches of 100 while the worker works
 // them, and times the whole from the worker's start.
-func leaseholdMixed(ctx context.Context, store *leasehold.Client, meter *cpuMeter, conc, n int) (timing, error) {
+func leaseholdMixed(ctx context.Context, store *leasehold.Client, meter *cpuMeter, set setting, n int) (timing, error) {
 	const queue = "mixed"
 	started := make(chan struct{})
 	errc := make(chan error, 1)
@@ -102,7 +102,7 @@ func leaseholdMixed(ctx context.Context, store *leasehold.Client, meter *cpuMete
 		}
 		errc <- nil
 	}()
-	t, err := leaseholdWork(ctx, store, meter, queue, conc, n, started)
+	t, err := leaseholdWork(ctx, store, meter, queue, set, n, started)
 	if err != nil {
 		return timing{}, err
 	}
@@ -112,15 +112,15 @@ func leaseholdMixed(ctx context.Context, store *leasehold.Client, meter *cpuMete
 	return t, nil
 }
 
-// leaseholdWork starts one worker with a no-op handler and returns once n
-// runs were handled and the worker has stopped (its completions flushed),
-// with its timing (see timing).
-func leaseholdWork(ctx context.Context, store *leasehold.Client, meter *cpuMeter, queue string, conc, n int, started chan<- struct{}) (timing, error) {
+// leaseholdWork starts one worker of set.Workers handlers (no-op) and
+// set.FetchCooldown and returns once n runs were handled and the worker has
+// stopped (its completions flushed), with its timing (see timing).
+func leaseholdWork(ctx context.Context, store *leasehold.Client, meter *cpuMeter, queue string, set setting, n int, started chan<- struct{}) (timing, error) {
 	quiet := slog.New(slog.DiscardHandler)
 	var handled atomic.Int64
 	done := make(chan struct{})
 	w, err := store.NewWorker(leasehold.WorkerConfig{Owner: "bench-0",
-		Queues: map[string]int{queue: conc}, Logger: quiet, FetchInterval: 5 * time.Millisecond})
+		Queues: map[string]int{queue: set.Workers}, Logger: quiet, FetchInterval: 5 * time.Millisecond, FetchCooldown: set.FetchCooldown})
 	if err != nil {
 		return timing{}, err
 	}

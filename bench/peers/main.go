@@ -51,6 +51,7 @@ type config struct {
 	// SweepRounds measurements each, the median kept) and then compares
 	// each system at its best, per store and shape.
 	LeaseholdConcurrency   intList      // handlers of Leasehold's one Worker
+	LeaseholdFetchCooldown durationList // its WorkerConfig.FetchCooldown; 0: Leasehold's default (1ms)
 	RiverMaxWorkers        intList      // River MaxWorkers
 	RiverFetchCooldown     durationList // River FetchCooldown; 0: River's default (100ms)
 	RiverFetchPollInterval durationList // River FetchPollInterval; 0: River's default (1s)
@@ -68,7 +69,8 @@ type config struct {
 // names them, FetchPollInterval at Leasehold's FetchInterval (5ms) — River
 // polls only when no insert notification wakes it, which is what bounds its
 // mixed shape on SQLite (no LISTEN there). Leasehold is swept over the same
-// worker counts, so neither side is held at a count that suits only the other.
+// worker counts and cooldowns (its FetchInterval stays 5ms), so neither side
+// is held at a setting that suits only the other.
 var (
 	sweepWorkers   = intList{200, 1000, 2000, 5000}
 	sweepCooldowns = durationList{time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond}
@@ -98,8 +100,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	fmt.Fprintf(out, "bench/peers — %s; river %s; no-op handler; load average %s\n",
 		time.Now().UTC().Format(time.RFC3339), moduleVersion("github.com/riverqueue/river"), loadAverage())
-	fmt.Fprintf(out, "leasehold: 1 Worker x %s handlers, FetchInterval 5ms, FetchCooldown 1ms (as `leasehold bench runs`)\n",
-		cfg.LeaseholdConcurrency.String())
+	fmt.Fprintf(out, "leasehold: 1 Worker x %s handlers x FetchCooldown %s (0: Leasehold's 1ms), FetchInterval 5ms (as `leasehold bench runs`)\n",
+		cfg.LeaseholdConcurrency.String(), cfg.LeaseholdFetchCooldown.String())
 	fmt.Fprintf(out, "river: MaxWorkers %s x FetchCooldown %s x FetchPollInterval %s (0: River's default), pgxpool MaxConns %d\n",
 		cfg.RiverMaxWorkers.String(), cfg.RiverFetchCooldown.String(), cfg.RiverFetchPollInterval.String(), cfg.RiverPGConns)
 
@@ -138,8 +140,9 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.Rounds, "rounds", 3, "side-by-side rounds per store; the table shows each round's ratio, the median and the worst")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "limit of one measurement")
 	rpc := fs.Int("river-pg-conns", 20, "pgxpool MaxConns for River (Leasehold's driver opens 4 critical + 16 general)")
-	doSweep := fs.Bool("sweep", false, "sweep River over MaxWorkers 200,1000,2000,5000 x FetchCooldown 1ms,2ms,5ms (FetchPollInterval 5ms) and Leasehold over the same worker counts, then compare each at its best")
+	doSweep := fs.Bool("sweep", false, "sweep River over MaxWorkers 200,1000,2000,5000 x FetchCooldown 1ms,2ms,5ms (FetchPollInterval 5ms) and Leasehold over the same handler counts x cooldowns, then compare each at its best")
 	fs.Var(&cfg.LeaseholdConcurrency, "leasehold-concurrency", "Leasehold handler counts, comma-separated (default --concurrency; with --sweep River's MaxWorkers list)")
+	fs.Var(&cfg.LeaseholdFetchCooldown, "leasehold-fetch-cooldown", "Leasehold FetchCooldown values, comma-separated (default 1ms; with --sweep River's FetchCooldown list)")
 	fs.Var(&cfg.RiverMaxWorkers, "river-max-workers", "River MaxWorkers, comma-separated (default --concurrency)")
 	fs.Var(&cfg.RiverFetchCooldown, "river-fetch-cooldown", "River FetchCooldown values, comma-separated (default 0: River's 100ms)")
 	fs.Var(&cfg.RiverFetchPollInterval, "river-fetch-poll-interval", "River FetchPollInterval values, comma-separated (default 0: River's 1s)")
@@ -166,8 +169,10 @@ func parseFlags(args []string) (config, error) {
 		cfg.RiverFetchCooldown = orList(cfg.RiverFetchCooldown, sweepCooldowns)
 		cfg.RiverFetchPollInterval = orList(cfg.RiverFetchPollInterval, sweepPolls)
 		cfg.LeaseholdConcurrency = orList(cfg.LeaseholdConcurrency, cfg.RiverMaxWorkers)
+		cfg.LeaseholdFetchCooldown = orList(cfg.LeaseholdFetchCooldown, cfg.RiverFetchCooldown)
 	}
 	cfg.LeaseholdConcurrency = orList(cfg.LeaseholdConcurrency, intList{*conc})
+	cfg.LeaseholdFetchCooldown = orList(cfg.LeaseholdFetchCooldown, durationList{time.Millisecond})
 	cfg.RiverMaxWorkers = orList(cfg.RiverMaxWorkers, intList{*conc})
 	cfg.RiverFetchCooldown = orList(cfg.RiverFetchCooldown, durationList{0})
 	cfg.RiverFetchPollInterval = orList(cfg.RiverFetchPollInterval, durationList{0})

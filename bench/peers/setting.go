@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// setting is one configuration of a system under test. Leasehold reads only
-// Workers (handlers of its one Worker; its fetch loop is fixed at
-// `leasehold bench runs`' FetchInterval 5ms, FetchCooldown 1ms); River reads
-// all three (MaxWorkers, FetchCooldown, FetchPollInterval; a zero duration
-// keeps River's default).
+// setting is one configuration of a system under test. Leasehold reads
+// Workers (handlers of its one Worker) and FetchCooldown (its
+// WorkerConfig.FetchCooldown; its FetchInterval is fixed at `leasehold
+// bench runs`' 5ms); River reads all three (MaxWorkers, FetchCooldown,
+// FetchPollInterval; a zero duration keeps River's default).
 type setting struct {
 	Workers           int
 	FetchCooldown     time.Duration
@@ -26,21 +26,23 @@ func (s setting) String() string {
 		orDefault(s.FetchCooldown, "default"), orDefault(s.FetchPollInterval, "default"))
 }
 
-// label names the setting for system sys: Leasehold's fetch loop is fixed,
-// so only its handler count varies.
+// label names the setting for system sys: Leasehold's poll interval is
+// fixed, so only its handler count and cooldown vary.
 func (s setting) label(sys string) string {
 	if sys == "leasehold" {
-		return fmt.Sprintf("%d handlers", s.Workers)
+		return fmt.Sprintf("%d handlers, cooldown %s", s.Workers, orDefault(s.FetchCooldown, "default"))
 	}
 	return s.String()
 }
 
-// leaseholdSettings are the settings Leasehold is measured at: one per
-// handler count.
+// leaseholdSettings are the settings Leasehold is measured at: every
+// handler count × FetchCooldown of the command line (FetchInterval 5ms).
 func leaseholdSettings(cfg config) []setting {
-	out := make([]setting, len(cfg.LeaseholdConcurrency))
-	for i, w := range cfg.LeaseholdConcurrency {
-		out[i] = setting{Workers: w, FetchCooldown: time.Millisecond, FetchPollInterval: 5 * time.Millisecond}
+	var out []setting
+	for _, w := range cfg.LeaseholdConcurrency {
+		for _, c := range cfg.LeaseholdFetchCooldown {
+			out = append(out, setting{Workers: w, FetchCooldown: c, FetchPollInterval: 5 * time.Millisecond})
+		}
 	}
 	return out
 }
