@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -71,7 +72,10 @@ func postgresHarness(t *testing.T) *drivertest.Harness {
 	ctx := context.Background()
 	fake := clock.NewFake(drivertest.StartTime)
 	url, schema := testdb.Schema(t)
-	d, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: schema, StoreClock: fake})
+	// An 8 s pool wait, as driver/postgres's conformance harness has: CI
+	// runs this beside the simulator on two cores, and the 2 s default ran
+	// out there opening a connection to a loaded server.
+	d, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: schema, StoreClock: fake, AcquireTimeout: 8 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	_, err = d.Migrate(ctx)
@@ -83,7 +87,7 @@ func postgresHarness(t *testing.T) *drivertest.Harness {
 		OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
 			url, schema := testdb.Schema(t)
 			return func(ctx context.Context) (driver.Driver, error) {
-				return postgres.Open(ctx, postgres.Config{URL: url, Schema: schema})
+				return postgres.Open(ctx, postgres.Config{URL: url, Schema: schema, AcquireTimeout: 8 * time.Second})
 			}
 		},
 		BeginTx: func(ctx context.Context) (*drivertest.CallerTx, error) {

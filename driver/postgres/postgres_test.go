@@ -58,7 +58,12 @@ func harness(t *testing.T) *drivertest.Harness {
 		return d.s.general.QueryRow(ctx, q).Scan(dest...)
 	}, OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
 		url, schema := testdb.Schema(t)
-		return func(ctx context.Context) (driver.Driver, error) { return Open(ctx, Config{URL: url, Schema: schema}) }
+		// The same 8 s wait as the harness's own driver: the hostile
+		// corpus's round trip opened this one at CI's load and its 2 s
+		// default ran out ("no general connection free within 2s").
+		return func(ctx context.Context) (driver.Driver, error) {
+			return Open(ctx, Config{URL: url, Schema: schema, AcquireTimeout: 8 * time.Second})
+		}
 	}, BeginTx: func(ctx context.Context) (*drivertest.CallerTx, error) {
 		tx, err := d.BeginTx(ctx, pgx.TxOptions{})
 		if err != nil {
