@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -56,7 +57,7 @@ func TestDirectAppendEndsWithItsContext(t *testing.T) {
 	n0 := n.Load()
 	_, err = appendOne(cctx)
 	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, int64(3), n.Load()-n0, "BEGIN, guarded INSERT, ROLLBACK: the context ended under the lock")
+	require.Equal(t, int64(5), n.Load()-n0, "busy_timeout 0, BEGIN, busy_timeout back, guarded INSERT, ROLLBACK: the context ended under the lock")
 
 	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "w", From: 1, Limit: 10})
 	require.NoError(t, err)
@@ -171,4 +172,82 @@ func appendOneTo(ctx context.Context, d *Driver, req journal.AppendRequest) (jou
 		return journal.AppendOutcome{}, err
 	}
 	return out[0], nil
+}
+
+// TestDirectAppendWaitsForAnotherWriter: a remembered-head append's BEGIN
+// IMMEDIATE is tried without waiting (beginNow), so with another process
+// holding the write lock it falls back to waiting under the caller's
+// context — and that wait, not the connection's busy timeout, bounds it.
+// Here the other writer is a second connection on the file, in a BEGIN
+// IMMEDIATE of its own; the store's busy timeout is 30 s, far past any
+// deadline below, so an append that ignored its context would hang the
+// test. Both ways the connection's busy timeout is put back afterwards.
+func TestDirectAppendWaitsForAnotherWriter(t *testing.T) {
+	t.Parallel()
+	const busy = 30 * time.Second
+	setup := func(t *testing.T) (*Driver, journal.AppendRequest, *sql.Conn, chan struct{}) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), "busy.db")
+		d, err := Open(ctx, Config{Path: path, BusyTimeout: busy})
+		require.NoError(t, err)
+		t.Cleanup(func() { d.Close() })
+		req := migratedWorld(t, d)
+		_, err = appendOneTo(ctx, d, req) // reads the head; remembered from here on
+		require.NoError(t, err)
+		waiting := make(chan struct{}, 1)
+		d.s.onBusyBegin = func() { waiting <- struct{}{} }
+		other, err := sql.Open("sqlite", moderncDSN(path, busy, false))
+		require.NoError(t, err)
+		t.Cleanup(func() { other.Close() })
+		conn, err := other.Conn(ctx)
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close() })
+		_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+		require.NoError(t, err)
+		return d, req, conn, waiting
+	}
+	busyTimeout := func(t *testing.T, d *Driver) int64 {
+		var ms int64
+		require.NoError(t, d.s.w.QueryRowContext(context.Background(), "PRAGMA busy_timeout").Scan(&ms))
+		return ms
+	}
+
+	t.Run("the caller's deadline ends the wait", func(t *testing.T) {
+		t.Parallel()
+		d, req, other, waiting := setup(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		t0 := time.Now()
+		_, err := appendOneTo(ctx, d, req)
+		took := time.Since(t0)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		// A bound, not a timing: a wait under the busy timeout alone (as a
+		// PRAGMA prepared once, not run as text, left it) takes 30 s.
+		require.Less(t, took, busy/2, "the wait ended at the caller's deadline, not the busy timeout")
+		require.Len(t, waiting, 1, "the first BEGIN found the lock taken and the append waited")
+		_, err = other.ExecContext(context.Background(), "ROLLBACK")
+		require.NoError(t, err)
+		require.Equal(t, busy.Milliseconds(), busyTimeout(t, d), "the busy timeout is the store's again")
+		got, err := appendOneTo(context.Background(), d, req)
+		require.NoError(t, err)
+		require.Equal(t, int64(3), got.Position, "the timed-out append wrote nothing")
+	})
+
+	t.Run("the lock freed while it waits", func(t *testing.T) {
+		t.Parallel()
+		d, req, other, waiting := setup(t)
+		done := make(chan error, 1)
+		go func() {
+			got, err := appendOneTo(context.Background(), d, req)
+			if err == nil && got.Position != 3 {
+				err = fmt.Errorf("position %d, want 3", got.Position)
+			}
+			done <- err
+		}()
+		<-waiting // the append's first BEGIN was refused: now it waits
+		_, err := other.ExecContext(context.Background(), "COMMIT")
+		require.NoError(t, err)
+		require.NoError(t, <-done)
+		require.Equal(t, busy.Milliseconds(), busyTimeout(t, d), "the busy timeout is the store's again")
+	})
 }

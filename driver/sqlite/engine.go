@@ -55,7 +55,7 @@ func openModernc(path string, busy time.Duration, reader bool) (*sql.DB, error) 
 	if reader {
 		return sql.Open("sqlite", moderncDSN(path, busy, reader))
 	}
-	return sql.OpenDB(directConnector{dsnConnector{dsn: moderncDSN(path, busy, reader), drv: moderncDriver}}), nil
+	return sql.OpenDB(directConnector{dsnConnector{dsn: moderncDSN(path, busy, reader), drv: moderncDriver}, busy}), nil
 }
 
 // moderncDriver is modernc's registered driver, the one sql.Open("sqlite")

@@ -88,7 +88,7 @@ func TestWriterReplacementClosesTheOldConnection(t *testing.T) {
 		if reader {
 			return openModernc(path, busy, reader)
 		}
-		return sql.OpenDB(directConnector{badConnector{dsn: moderncDSN(path, busy, reader), bad: &bad}}), nil
+		return sql.OpenDB(directConnector{badConnector{dsn: moderncDSN(path, busy, reader), bad: &bad}, busy}), nil
 	}
 	d, err := OpenEngine(ctx, Config{Path: path, ReadConns: 1}, e)
 	require.NoError(t, err)

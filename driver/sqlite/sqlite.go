@@ -55,6 +55,9 @@ type store struct {
 	// notifier wakes this process's event subscribers after an append
 	// commits (notify.go).
 	notifier localNotifier
+	// onBusyBegin is a test hook (nil otherwise): a direct append's BEGIN
+	// found the write lock taken and now waits for it (beginNow).
+	onBusyBegin func()
 }
 
 var _ driver.Driver = (*store)(nil)

@@ -26,7 +26,7 @@ func countedEngine(n *atomic.Int64) Engine {
 		if reader {
 			return openModernc(path, busy, reader)
 		}
-		return sql.OpenDB(directConnector{countedConnector{dsn: moderncDSN(path, busy, reader), n: n}}), nil
+		return sql.OpenDB(directConnector{countedConnector{dsn: moderncDSN(path, busy, reader), n: n}, busy}), nil
 	}
 	return e
 }
@@ -112,11 +112,13 @@ func (t countedTx) Rollback() error { t.n.Add(1); return t.Tx.Rollback() }
 // one plans from the head the store committed (heads) and checks it in the
 // INSERT's guard instead of reading it: three, run on the writer's driver
 // connection (changeDirect; its prepared statements are counted as
-// database/sql's are). When another writer has moved the head meanwhile,
-// the check fails and that transaction is rolled back (BEGIN, INSERT,
-// ROLLBACK); the append then reads the head and is planned again in a
-// database/sql transaction (four more) — seven statements, and the
-// position is the next one, as a fresh read gives.
+// database/sql's are), and two PRAGMA busy_timeout around the BEGIN, which
+// is tried without waiting first (beginNow) — five. When another writer has
+// moved the head meanwhile, the check fails and that transaction is rolled
+// back (the PRAGMAs, BEGIN, INSERT, ROLLBACK); the append then reads the
+// head and is planned again in a database/sql transaction (four more) —
+// nine statements, and the position is the next one, as a fresh read
+// gives.
 func TestStatementsPerAppend(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "count.db")
@@ -141,7 +143,7 @@ func TestStatementsPerAppend(t *testing.T) {
 		pos, _ := appendOne(d)
 		require.Equal(t, 3+i, pos)
 	}
-	require.Equal(t, int64(3*k), n.Load()-n0, "BEGIN, guarded INSERT, COMMIT per append")
+	require.Equal(t, int64(5*k), n.Load()-n0, "busy_timeout 0, BEGIN, busy_timeout back, guarded INSERT, COMMIT per append")
 
 	// Another store on the file (as another process would) appends: this
 	// store's remembered head is stale.
@@ -152,9 +154,9 @@ func TestStatementsPerAppend(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(3+k), out[0].Position)
 	pos, stmts = appendOne(d)
-	require.Equal(t, [2]int64{4 + k, 7}, [2]int64{pos, stmts}, "a stale head fails the check (BEGIN, INSERT, ROLLBACK): read, planned again")
+	require.Equal(t, [2]int64{4 + k, 9}, [2]int64{pos, stmts}, "a stale head fails the check (PRAGMA, BEGIN, PRAGMA, INSERT, ROLLBACK): read, planned again")
 	pos, stmts = appendOne(d)
-	require.Equal(t, [2]int64{5 + k, 3}, [2]int64{pos, stmts})
+	require.Equal(t, [2]int64{5 + k, 5}, [2]int64{pos, stmts})
 
 	// A keyed append also looks its key up under the lock: four.
 	req.Key = "k-1"
