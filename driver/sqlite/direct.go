@@ -430,11 +430,13 @@ func (s *directStmts) beginNow(ctx context.Context, isBusy func(error) bool, onB
 	}
 	bg := context.Background()
 	if err := s.conn.execText(bg, "PRAGMA busy_timeout = 0"); err != nil {
-		return false, err // still at its own busy timeout
+		// SQLite sets the timeout when it compiles the PRAGMA: one that
+		// failed later (its step, its finalize) may have set it (review).
+		return true, err
 	}
 	_, err = s.begin.ExecContext(bg, nil)
 	if werr := s.conn.execText(bg, s.conn.waitPragma()); werr != nil {
-		return true, fmt.Errorf("restoring the busy timeout: %w", werr)
+		return true, errors.Join(err, fmt.Errorf("restoring the busy timeout: %w", werr))
 	}
 	if err == nil || !isBusy(err) {
 		return false, err
