@@ -42,6 +42,43 @@ func BenchmarkLeaseholdSQLite(b *testing.B) {
 	}
 }
 
+// BenchmarkLeaseholdPostgres is BenchmarkLeaseholdSQLite on Postgres (a
+// fresh schema per op at $LEASEHOLD_TEST_DATABASE_URL, else the local
+// default; it skips with a loud message when none answers): the client's
+// side of the Postgres comparison alone, to profile, with the server
+// backends' CPU per run beside it (server-µs/run).
+//
+//	go test -run '^$' -bench 'BenchmarkLeaseholdPostgres/mixed' -benchtime 5x -benchmem -cpuprofile cpu.prof
+func BenchmarkLeaseholdPostgres(b *testing.B) {
+	const n = 10000
+	url := defaultPostgres()
+	for _, shape := range []string{shapeDrain, shapeMixed} {
+		b.Run(shape, func(b *testing.B) {
+			ctx := context.Background()
+			var cpu, server, elapsed time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				t, cleanup, err := newTarget(ctx, config{PostgresURL: url}, storePostgres, "leasehold")
+				if err != nil {
+					b.Skip("*** Postgres not reachable, BenchmarkLeaseholdPostgres did NOT run: ", err)
+				}
+				m, err := leaseholdSystem{}.Measure(ctx, config{}, setting{Workers: 1000}, t, shape, n)
+				cleanup()
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu += m.timing.CPU
+				server += m.timing.ServerCPU
+				elapsed += m.timing.Elapsed
+			}
+			runs := float64(b.N * n)
+			b.ReportMetric(float64(cpu.Microseconds())/runs, "cpu-µs/run")
+			b.ReportMetric(float64(server.Microseconds())/runs, "server-µs/run")
+			b.ReportMetric(runs/elapsed.Seconds(), "runs/s")
+		})
+	}
+}
+
 // TestLeaseholdSQLiteMixedAllocsPerRun bounds the allocations of
 // BenchmarkLeaseholdSQLite/mixed's op, counted over the whole process
 // (opening and migrating the store included, the producer's enqueues
