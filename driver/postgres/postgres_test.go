@@ -40,17 +40,20 @@ func openIn(tb testing.TB, cfg Config) (d *Driver, url, schema string) {
 	return d, cfg.URL, cfg.Schema
 }
 
-// harness is the conformance suite's factory: a fresh, migrated schema with
-// a fake store clock. The pool wait is 8 s, not the default 2 s: the suite
-// runs its cases in parallel beside the rest of CI on two cores, and a
-// case about snooze or fences must not fail because a connection took a
-// loaded server more than 2 s to open (seen once at load 10). The wait
-// itself is tested with one-connection pools by
+// harnessAcquireTimeout is the conformance harness's pool wait, 8 s, not
+// the default 2 s: the suite runs its cases in parallel beside the rest of
+// CI on two cores, and a case about snooze or fences must not fail because
+// a connection took a loaded server more than 2 s to open (seen once at
+// load 10). The wait itself is tested with one-connection pools by
 // TestCriticalWritesUseTheReservedPool.
+const harnessAcquireTimeout = 8 * time.Second
+
+// harness is the conformance suite's factory: a fresh, migrated schema with
+// a fake store clock, its pools waiting harnessAcquireTimeout.
 func harness(t *testing.T) *drivertest.Harness {
 	t.Helper()
 	fake := clock.NewFake(drivertest.StartTime)
-	d := open(t, Config{StoreClock: fake, AcquireTimeout: 8 * time.Second})
+	d := open(t, Config{StoreClock: fake, AcquireTimeout: harnessAcquireTimeout})
 	return &drivertest.Harness{Driver: d, Clock: fake, Exec: func(ctx context.Context, q string) error {
 		_, err := d.s.general.Exec(ctx, q)
 		return err
@@ -58,11 +61,11 @@ func harness(t *testing.T) *drivertest.Harness {
 		return d.s.general.QueryRow(ctx, q).Scan(dest...)
 	}, OpenEmpty: func(t *testing.T) func(context.Context) (driver.Driver, error) {
 		url, schema := testdb.Schema(t)
-		// The same 8 s wait as the harness's own driver: the hostile
+		// The same wait as the harness's own driver: the hostile
 		// corpus's round trip opened this one at CI's load and its 2 s
 		// default ran out ("no general connection free within 2s").
 		return func(ctx context.Context) (driver.Driver, error) {
-			return Open(ctx, Config{URL: url, Schema: schema, AcquireTimeout: 8 * time.Second})
+			return Open(ctx, Config{URL: url, Schema: schema, AcquireTimeout: harnessAcquireTimeout})
 		}
 	}, BeginTx: func(ctx context.Context) (*drivertest.CallerTx, error) {
 		tx, err := d.BeginTx(ctx, pgx.TxOptions{})

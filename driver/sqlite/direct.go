@@ -102,7 +102,7 @@ func (c directConnector) Connect(ctx context.Context) (sqldriver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &directConn{Conn: cn, busy: c.busy}, nil
+	return &directConn{Conn: cn, waitPragma: "PRAGMA busy_timeout = " + strconv.FormatInt(c.busy.Milliseconds(), 10)}, nil
 }
 
 // dsnConnector opens drv's connections on a data source name.
@@ -121,8 +121,8 @@ func (c dsnConnector) Driver() sqldriver.Driver                        { return 
 // under it does not have answers as database/sql's own fallback would.
 type directConn struct {
 	sqldriver.Conn
-	busy time.Duration
-	st   *directStmts
+	waitPragma string // sets the connection's busy timeout back to its DSN's (beginNow)
+	st         *directStmts
 }
 
 // execText runs q, a statement without parameters, compiled afresh.
@@ -142,11 +142,6 @@ func (c *directConn) execText(ctx context.Context, q string) error {
 	}
 	_, err = ex.ExecContext(ctx, nil)
 	return err
-}
-
-// waitPragma sets the connection's busy timeout back to its DSN's.
-func (c *directConn) waitPragma() string {
-	return "PRAGMA busy_timeout = " + strconv.FormatInt(c.busy.Milliseconds(), 10)
 }
 
 func (c *directConn) Close() error {
@@ -435,7 +430,7 @@ func (s *directStmts) beginNow(ctx context.Context, isBusy func(error) bool, onB
 		return true, err
 	}
 	_, err = s.begin.ExecContext(bg, nil)
-	if werr := s.conn.execText(bg, s.conn.waitPragma()); werr != nil {
+	if werr := s.conn.execText(bg, s.conn.waitPragma); werr != nil {
 		return true, errors.Join(err, fmt.Errorf("restoring the busy timeout: %w", werr))
 	}
 	if err == nil || !isBusy(err) {
