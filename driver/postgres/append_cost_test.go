@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"encoding/binary"
 	"os"
 	"sort"
 	"strings"
@@ -19,7 +20,9 @@ import (
 // server: the store's one-row commit, the statement as shipped, then the
 // statement with one part taken out at a time — the function's fallback
 // branch, the inline notification, the SQL hash chain — down to a bare
-// head UPDATE + entry INSERT, each alone, and the driver's JournalAppend.
+// head UPDATE + entry INSERT, each alone, and the driver's JournalAppend;
+// and one idea measured and not kept (segs: the hash's request-only parts
+// built by the client; its entries' hashes are checked at the end).
 // Each variant appends to a world of its own, one after another in slices
 // round after round so a loaded machine bends them alike; it logs the p50
 // latency, its ratio to the one-row commit, and the backend's CPU per op
@@ -31,7 +34,7 @@ func TestAppendStatementCost(t *testing.T) {
 	}
 	d, url, schema := openIn(t, Config{})
 	ctx := t.Context()
-	worlds := []string{"shipped", "nofn", "silent", "silentnofn", "nohash", "bare", "insert", "update", "driver"}
+	worlds := []string{"shipped", "segs", "nofn", "silent", "silentnofn", "nohash", "bare", "insert", "update", "driver"}
 	for _, w := range worlds {
 		_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: w, Home: "bench", Term: 24 * time.Hour})
 		require.NoError(t, err)
@@ -53,6 +56,18 @@ func TestAppendStatementCost(t *testing.T) {
 		return q[:i] + with + q[j:]
 	}
 	noFn := appendOneSQL[:strings.Index(appendOneSQL, "UNION ALL")]
+	// segs: no function branch, and the hash's request-only parts
+	// (domain and world; epoch, kind, holder, key) built by the client and
+	// sent as two bytea parameters ($13, $14), so the server's expression
+	// is a few concatenations, not twenty calls.
+	segs := cut(noFn, "last_hash = sha256(", "FROM worlds s, c", `last_hash = sha256($13::bytea || int8send(w.position + 1) || $14::bytea
+	           || int8send((extract(epoch FROM greatest(c.t, w.last_time)) * 1000000)::bigint)
+	           || int4send(length(w.last_hash)) || w.last_hash
+	           || int4send(length($8::bytea)) || $8::bytea)
+	  `)
+	seg := func(b []byte, s string) []byte { return append(binary.BigEndian.AppendUint32(b, uint32(len(s))), s...) }
+	pre := seg([]byte("leasehold/journal/v1\n"), "segs")
+	mid := seg(seg(seg(binary.BigEndian.AppendUint64(nil, 1), "bench"), "bench"), "")
 	silent := strings.Replace(appendOneSQL, notifyInline,
 		"true AS notified, set_config('leasehold.journal_notified', 'on', true) AS trigger_skipped", 1)
 	silentNoFn := silent[:strings.Index(silent, "UNION ALL")]
@@ -95,6 +110,14 @@ func TestAppendStatementCost(t *testing.T) {
 			return err
 		}},
 		{"appendOneSQL as shipped", shipped("shipped", appendOneSQL)},
+		{"- the function branch, client hash parts", func() error {
+			var pos, epoch int64
+			var reason *string
+			var holder string
+			var key []byte
+			return conn.QueryRow(ctx, segs, "segs", nil, "bench", int64(1), int64(1), "bench", "", payload,
+				int64(0), []byte{}, nil, false, pre, mid).Scan(&pos, &reason, &epoch, &holder, &key)
+		}},
 		{"- the function branch", shipped("nofn", noFn)},
 		{"- the notification", shipped("silent", silent)},
 		{"- both", shipped("silentnofn", silentNoFn)},
@@ -128,6 +151,13 @@ func TestAppendStatementCost(t *testing.T) {
 				cpu[i] += backendCPU(pid) - c0
 			}
 		}
+	}
+	// The client-built parts must hash as journal.Canonical does.
+	es, err := d.JournalRead(ctx, &driver.JournalReadParams{World: "segs", From: 1, Limit: 100})
+	require.NoError(t, err)
+	require.NotEmpty(t, es)
+	for i := range es {
+		require.True(t, journal.HashValid(&es[i]), "segs: entry %d's hash", es[i].Position)
 	}
 	p50 := func(l []time.Duration) time.Duration {
 		sort.Slice(l, func(a, b int) bool { return l[a] < l[b] })
