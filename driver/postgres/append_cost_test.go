@@ -21,8 +21,9 @@ import (
 // statement with one part taken out at a time — the function's fallback
 // branch, the inline notification, the SQL hash chain — down to a bare
 // head UPDATE + entry INSERT, each alone, and the driver's JournalAppend;
-// and one idea measured and not kept (segs: the hash's request-only parts
-// built by the client; its entries' hashes are checked at the end).
+// and two ideas measured and not kept (segs: the hash's request-only parts
+// built by the client, its entries' hashes checked at the end; nojoin:
+// the statement without its concurrency guard).
 // Each variant appends to a world of its own, one after another in slices
 // round after round so a loaded machine bends them alike; it logs the p50
 // latency, its ratio to the one-row commit, and the backend's CPU per op
@@ -34,7 +35,7 @@ func TestAppendStatementCost(t *testing.T) {
 	}
 	d, url, schema := openIn(t, Config{})
 	ctx := t.Context()
-	worlds := []string{"shipped", "segs", "nofn", "silent", "silentnofn", "nohash", "bare", "insert", "update", "driver"}
+	worlds := []string{"shipped", "segs", "nojoin", "nofn", "silent", "silentnofn", "nohash", "bare", "insert", "update", "driver"}
 	for _, w := range worlds {
 		_, err := d.WorldCreate(ctx, &driver.WorldCreateParams{World: w, Home: "bench", Term: 24 * time.Hour})
 		require.NoError(t, err)
@@ -68,6 +69,14 @@ func TestAppendStatementCost(t *testing.T) {
 	seg := func(b []byte, s string) []byte { return append(binary.BigEndian.AppendUint32(b, uint32(len(s))), s...) }
 	pre := seg([]byte("leasehold/journal/v1\n"), "segs")
 	mid := seg(seg(seg(binary.BigEndian.AppendUint64(nil, 1), "bench"), "bench"), "")
+	// nojoin: no function branch and no self-join (the snapshot's head, s,
+	// that keeps the key probe and the previous hash current under
+	// EvalPlanQual): what the append rule costs without its concurrency
+	// guard. Its entries' prev_hash is the new hash, not the old (no OLD in
+	// Postgres 15's RETURNING): a measurement only.
+	noJoin := strings.Replace(strings.Replace(strings.Replace(noFn, "FROM worlds s, c", "FROM c", 1),
+		"AND s.id = $1 AND w.position = s.position AND w.last_hash = s.last_hash", "", 1),
+		"s.last_hash AS prev_hash", "w.last_hash AS prev_hash", 1)
 	silent := strings.Replace(appendOneSQL, notifyInline,
 		"true AS notified, set_config('leasehold.journal_notified', 'on', true) AS trigger_skipped", 1)
 	silentNoFn := silent[:strings.Index(silent, "UNION ALL")]
@@ -119,6 +128,7 @@ func TestAppendStatementCost(t *testing.T) {
 				int64(0), []byte{}, nil, false, pre, mid).Scan(&pos, &reason, &epoch, &holder, &key)
 		}},
 		{"- the function branch", shipped("nofn", noFn)},
+		{"- the function branch, - the self-join", shipped("nojoin", noJoin)},
 		{"- the notification", shipped("silent", silent)},
 		{"- both", shipped("silentnofn", silentNoFn)},
 		{"- both, - the SQL hash", shipped("nohash", noHash)},
