@@ -74,9 +74,9 @@ func TestAppendStatementCost(t *testing.T) {
 	// EvalPlanQual): what the append rule costs without its concurrency
 	// guard. Its entries' prev_hash is the new hash, not the old (no OLD in
 	// Postgres 15's RETURNING): a measurement only.
-	noJoin := strings.Replace(strings.Replace(strings.Replace(noFn, "FROM worlds s, c", "FROM c", 1),
-		"AND s.id = $1 AND w.position = s.position AND w.last_hash = s.last_hash", "", 1),
-		"s.last_hash AS prev_hash", "w.last_hash AS prev_hash", 1)
+	noJoin := strings.NewReplacer("FROM worlds s, c", "FROM c",
+		"AND s.id = $1 AND w.position = s.position AND w.last_hash = s.last_hash", "",
+		"s.last_hash AS prev_hash", "w.last_hash AS prev_hash").Replace(noFn)
 	silent := strings.Replace(appendOneSQL, notifyInline,
 		"true AS notified, set_config('leasehold.journal_notified', 'on', true) AS trigger_skipped", 1)
 	silentNoFn := silent[:strings.Index(silent, "UNION ALL")]
@@ -93,14 +93,17 @@ func TestAppendStatementCost(t *testing.T) {
 		updateOnly = `UPDATE worlds SET last_hash = $2, last_time = now() WHERE id = $1 AND epoch = 1 AND holder = 'bench' AND $3::bytea IS NOT NULL`
 	)
 	payload, hash := []byte(`{"n":1}`), make([]byte, 32)
-	shipped := func(world, q string) func() error {
+	// shipped runs a variant with appendOneSQL's twelve parameters, then
+	// extra (segs' two).
+	shipped := func(world, q string, extra ...any) func() error {
+		args := append([]any{world, nil, "bench", int64(1), int64(1), "bench", "", payload,
+			int64(0), []byte{}, nil, false}, extra...)
 		return func() error {
 			var pos, epoch int64
 			var reason *string
 			var holder string
 			var key []byte
-			err := conn.QueryRow(ctx, q, world, nil, "bench", int64(1), int64(1), "bench", "", payload,
-				int64(0), []byte{}, nil, false).Scan(&pos, &reason, &epoch, &holder, &key)
+			err := conn.QueryRow(ctx, q, args...).Scan(&pos, &reason, &epoch, &holder, &key)
 			if err == nil && reason != nil {
 				t.Fatalf("%s: refused %s", world, *reason)
 			}
@@ -119,14 +122,7 @@ func TestAppendStatementCost(t *testing.T) {
 			return err
 		}},
 		{"appendOneSQL as shipped", shipped("shipped", appendOneSQL)},
-		{"- the function branch, client hash parts", func() error {
-			var pos, epoch int64
-			var reason *string
-			var holder string
-			var key []byte
-			return conn.QueryRow(ctx, segs, "segs", nil, "bench", int64(1), int64(1), "bench", "", payload,
-				int64(0), []byte{}, nil, false, pre, mid).Scan(&pos, &reason, &epoch, &holder, &key)
-		}},
+		{"- the function branch, client hash parts", shipped("segs", segs, pre, mid)},
 		{"- the function branch", shipped("nofn", noFn)},
 		{"- the function branch, - the self-join", shipped("nojoin", noJoin)},
 		{"- the notification", shipped("silent", silent)},
